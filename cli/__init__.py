@@ -1,0 +1,1 @@
+"""dtypefix command line."""

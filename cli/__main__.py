@@ -1,0 +1,5 @@
+"""``python -m dtypefix.cli``."""
+
+from .app import run
+
+run()

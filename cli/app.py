@@ -1,0 +1,118 @@
+"""The ``dtypefix`` command line (typer). Commands read input and print; everything else is in the matcher.
+
+Exit codes follow grep: 0 a cause (or known-bad setting) was found, 1 nothing was found, 2 usage or input
+error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dtypefix.matcher.catalog import Catalog, default_cache_dir, load_catalog
+
+from .i18n import default_lang
+from .inputs import InputError
+from .render import OutputFormat
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="dtypefix",
+    help=(
+        "Explain dtype, mixed-precision and device-placement failures in PyTorch training runs, offline.\n\n"
+        "Example: torchrun train.py 2>&1 | dtypefix explain"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Lang(str, enum.Enum):
+    """``--lang`` choices."""
+
+    en = "en"
+    zh = "zh"
+    both = "both"
+
+
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option("--format", "-f", help="md, term (rich, the default on a terminal), json or html."),
+]
+LangOption = Annotated[
+    Lang | None, typer.Option("--lang", "-l", help="en, zh or both; default from the locale (LANG).")
+]
+KbOption = Annotated[
+    list[Path] | None,
+    typer.Option("--kb", help="An extra KB folder (repeatable); DTYPEFIX_KB adds more (os.pathsep-separated)."),
+]
+ConfigOption = Annotated[
+    list[str] | None,
+    typer.Option("--config", "-c", help="A DeepSpeed JSON, Accelerate/Axolotl/LLaMA-Factory YAML or TrainingArguments JSON (repeatable)."),
+]
+FreezeOption = Annotated[
+    list[str] | None,
+    typer.Option("--freeze", help="Package versions: pip freeze, pip list, conda list or collect_env output (repeatable)."),
+]
+ThisEnvOption = Annotated[
+    bool, typer.Option("--this-env", help="Read the packages installed in the running Python (never imports torch).")
+]
+
+
+def _lang(lang: Lang | None) -> str:
+    return lang.value if lang is not None else default_lang()
+
+
+def kb_dirs(extra: list[Path] | None) -> list[Path]:
+    """``--kb`` folders plus ``DTYPEFIX_KB``."""
+    dirs = list(extra or [])
+    env = os.environ.get("DTYPEFIX_KB", "")
+    dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    return dirs
+
+
+def catalog_for(extra: list[Path] | None) -> Catalog:
+    catalog = load_catalog(kb_dirs(extra), cache_dir=default_cache_dir())
+    for problem in catalog.problems:
+        typer.echo(f"dtypefix: warning: skipped KB entry: {problem}", err=True)
+    return catalog
+
+
+def _register() -> None:
+    # Commands live in their own modules; importing them registers them on ``app``.
+    from . import commands  # noqa: F401
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point: run the app, map every failure to an exit code and one line."""
+    _register()
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=argv, prog_name="dtypefix", standalone_mode=False)
+    except InputError as exc:
+        typer.echo(f"dtypefix: error: {exc}", err=True)
+        return 2
+    except typer.TyperException as exc:  # usage errors (exit 2) and the like, shown as click shows them
+        exc.show()
+        return exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("dtypefix: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        # The reader (head, less) went away: stop quietly, as grep does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    sys.exit(main())

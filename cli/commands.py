@@ -1,0 +1,192 @@
+"""The commands. Each reads its input, calls the matcher, renders, and returns an exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dtypefix.matcher.configs import Config
+from dtypefix.matcher.explain import explain_incident
+from dtypefix.matcher.incident import build_incident
+from dtypefix.matcher.score import check_entries
+from dtypefix.matcher.result import Report
+
+from .app import (
+    ConfigOption,
+    FormatOption,
+    FreezeOption,
+    KbOption,
+    LangOption,
+    ThisEnvOption,
+    _lang,
+    app,
+    catalog_for,
+)
+from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
+from .json_output import entry_json, report_json, to_json
+from .markdown import format_check, format_entry, format_report
+from .render import OutputFormat, print_markdown
+
+TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
+
+
+def _attachments(freeze: list[str] | None, configs: list[str] | None, this_env: bool) -> tuple[list[str], list[Config]]:
+    texts = [read_text_file(path, "freeze") for path in freeze or []]
+    if this_env:
+        texts.append(this_env_freeze())
+    return texts, [read_config(path) for path in configs or []]
+
+
+def _emit_report(report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str) -> None:
+    chosen = OutputFormat.resolve(fmt, sys.stdout)
+    if chosen is OutputFormat.json:
+        sys.stdout.write(to_json(report_json(report, command)))
+        return
+    markdown = format_check(report, lang) if command == "check" else format_report(report, lang, top)
+    print_markdown(markdown, chosen)
+
+
+@app.command()
+def explain(
+    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    freeze: FreezeOption = None,
+    config: ConfigOption = None,
+    this_env: ThisEnvOption = False,
+    lang: LangOption = None,
+    fmt: FormatOption = None,
+    top: TopOption = 3,
+    kb: KbOption = None,
+) -> int:
+    """Explain a failure: the likely cause, the fix, and why dtypefix believes it.
+
+    Reads a traceback, a whole multi-rank log or a pasted bug report (pip freeze and configs inside are read
+    too). Exit code 0 when a known cause matched, 1 when none did, 2 on bad input.
+
+    Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
+    """
+    text = read_log(file)
+    freeze_texts, configs = _attachments(freeze, config, this_env)
+    catalog = catalog_for(kb)
+    incident = build_incident(text, freeze=freeze_texts, configs=configs)
+    report = explain_incident(incident, catalog)
+    _emit_report(report, fmt, _lang(lang), top, "explain")
+    return 0 if report.found else 1
+
+
+@app.command()
+def show(
+    entry_id: Annotated[str, typer.Argument(metavar="ID", help="An entry id (DTF201) or slug.")],
+    lang: LangOption = None,
+    fmt: FormatOption = None,
+    kb: KbOption = None,
+) -> int:
+    """Show one knowledge-base entry.
+
+    Example: dtypefix show DTF200 --lang zh
+    """
+    catalog = catalog_for(kb)
+    entry = catalog.get(entry_id)
+    if entry is None:
+        raise InputError(f"no entry {entry_id!r}; try: dtypefix search {entry_id}")
+    chosen = OutputFormat.resolve(fmt, sys.stdout)
+    if chosen is OutputFormat.json:
+        sys.stdout.write(to_json(entry_json(entry)))
+    else:
+        print_markdown(format_entry(entry, _lang(lang)), chosen)
+    return 0
+
+
+@app.command()
+def check(
+    config: ConfigOption = None,
+    freeze: FreezeOption = None,
+    this_env: ThisEnvOption = False,
+    flags: Annotated[str, typer.Option("--flags", help="The launch command line, e.g. '--bf16 True --deepspeed ds.json'.")] = "",
+    lang: LangOption = None,
+    fmt: FormatOption = None,
+    kb: KbOption = None,
+) -> int:
+    """Pre-flight: warn about known-bad settings before anything crashes.
+
+    Exit code 1 when a known-bad combination is found, 0 when none is, 2 on bad input.
+
+    Example: dtypefix check --config ds_z3.json --flags "--bf16 True" --this-env
+    """
+    if not config and not freeze and not this_env and not flags:
+        raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
+    freeze_texts, configs = _attachments(freeze, config, this_env)
+    launch = ("python train.py " + flags) if flags and not flags.lstrip().startswith(("python", "torchrun", "deepspeed", "accelerate")) else flags
+    incident = build_incident(launch, freeze=freeze_texts, configs=configs)
+    catalog = catalog_for(kb)
+    report = Report(incident, tuple(check_entries(catalog.active, incident)), (), catalog.problems)
+    _emit_report(report, fmt, _lang(lang), 0, "check")
+    return 1 if report.found else 0
+
+
+@app.command()
+def lint(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Entry files or KB folders; the built-in KB when absent.")] = None,
+    kb: KbOption = None,
+) -> int:
+    """Validate entries: schema, safe regexes, both languages, references, ids, canonical form, and that each
+    example ranks its own entry first while its counter-examples do not.
+
+    Example: dtypefix lint kb/deepspeed
+    """
+    from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
+    from dtypefix.matcher.lint import lint_paths
+
+    targets = [p.resolve() for p in (paths or [builtin_kb_dir()])]
+    for target in targets:
+        if not target.exists():
+            raise InputError(f"{target}: no such file or folder")
+    builtin = builtin_kb_dir().resolve()
+    extra = [t for t in targets if not str(t).startswith(str(builtin))]
+    extra_roots = [t if t.is_dir() else t.parent.parent for t in extra]
+    catalog = load_catalog([*dict.fromkeys(extra_roots), *(kb or [])], cache_dir=None)
+    problems = lint_paths(targets, catalog, builtin)
+    for problem in problems:
+        typer.echo(str(problem))
+    count = sum(1 for t in targets for _ in (t.glob("*/*.yaml") if t.is_dir() else [t]))
+    if problems:
+        typer.echo(f"dtypefix lint: {len(problems)} problem(s) in {count} entr{'y' if count == 1 else 'ies'}", err=True)
+        return 1
+    typer.echo(f"dtypefix lint: {count} entr{'y' if count == 1 else 'ies'} OK", err=True)
+    return 0
+
+
+@app.command()
+def fmt(
+    paths: Annotated[list[Path], typer.Argument(help="Entry files or KB folders to rewrite in canonical form.")],
+    check_only: Annotated[bool, typer.Option("--check", help="Only report files that are not canonical (exit 1).")] = False,
+) -> int:
+    """Rewrite entries in canonical form (key order, block text) so diffs show content, not style.
+
+    Example: dtypefix fmt kb/deepspeed/zeropp-quantized-weights-under-bf16.yaml
+    """
+    from dtypefix.matcher.canonical import canonical_text
+    from dtypefix.matcher.catalog import entry_files, read_entry_mapping
+    from dtypefix.matcher.entry import EntryError
+
+    changed = 0
+    for root in paths:
+        if not root.exists():
+            raise InputError(f"{root}: no such file or folder")
+        for path, _ in entry_files(root):
+            try:
+                data = read_entry_mapping(path)
+            except EntryError as exc:
+                typer.echo(f"dtypefix fmt: skipped: {exc}", err=True)
+                continue
+            text = canonical_text(data)
+            if path.read_text(encoding="utf-8") != text:
+                changed += 1
+                if check_only:
+                    typer.echo(f"{path}: not canonical")
+                else:
+                    path.write_text(text, encoding="utf-8")
+                    typer.echo(f"reformatted {path}", err=True)
+    return 1 if check_only and changed else 0

@@ -1,0 +1,101 @@
+"""The renderers' fixed strings in English and Chinese, and the language choice.
+
+Entry prose carries both languages itself; this is only the frame around it (headings, labels).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+__all__ = ["LANGS", "default_lang", "t"]
+
+LANGS = ("en", "zh")
+
+_STRINGS: dict[str, tuple[str, str]] = {
+    "heading.found": ("dtypefix: {n} possible cause(s)", "dtypefix：找到 {n} 个可能原因"),
+    "heading.none": ("dtypefix: no known cause", "dtypefix：没有找到已知原因"),
+    "heading.check": ("dtypefix check: {n} known-bad setting(s)", "dtypefix check：发现 {n} 处已知有问题的配置"),
+    "heading.check.clean": ("dtypefix check: no known-bad settings", "dtypefix check：没有发现已知有问题的配置"),
+    "error": ("Error", "报错"),
+    "read": ("Read from the input", "从输入中读到"),
+    "packages": ("packages", "包版本"),
+    "configs": ("configs", "配置"),
+    "flags": ("launch flags", "启动参数"),
+    "gpus": ("GPUs", "GPU"),
+    "ranks": ("processes", "进程"),
+    "nothing.read": ("only the error itself", "只有报错本身"),
+    "confidence": ("confidence", "置信度"),
+    "high": ("high", "高"),
+    "medium": ("medium", "中"),
+    "low": ("low", "低"),
+    "score": ("score", "得分"),
+    "why": ("Why dtypefix thinks so", "判断依据"),
+    "held": ("held", "成立"),
+    "failed": ("did not hold", "不成立"),
+    "unknown": ("unknown", "未知"),
+    "decide.by": ("would be settled by", "可由此确定"),
+    "cause": ("Cause", "原因"),
+    "fix": ("Fix", "解决方法"),
+    "does_not_help": ("Does not help", "这些做法没用"),
+    "notes": ("Notes", "补充说明"),
+    "references": ("References", "参考资料"),
+    "fixed.note": ("Note: {detail}; this cause is unlikely unless the fix was reverted.",
+                   "注意：{detail}，已经包含修复，除非修复被回退，否则不太可能是这个原因。"),
+    "others": ("Other candidates", "其他候选"),
+    "decide": ("To decide between the candidates, add", "要在候选原因之间做出判断，请补充"),
+    "none.body": (
+        "dtypefix found {what} but no entry of its knowledge base matches it.",
+        "dtypefix 读到了{what}，但知识库里没有条目与之匹配。",
+    ),
+    "none.error": ("the error `{error}`", "报错 `{error}`"),
+    "none.noerror": ("no Python exception or error line", "任何 Python 异常或报错行都没有"),
+    "none.next": (
+        "Try `dtypefix search \"<words from the message>\"`, pass the whole log rather than the last line, "
+        "or file a report with `dtypefix report` so the failure can be added.",
+        "可以试试 `dtypefix search \"报错里的关键词\"`，把完整日志而不只是最后一行传进来，"
+        "或者用 `dtypefix report` 生成报告，方便把这个问题加进知识库。",
+    ),
+    "input.notes": ("Input problems", "输入问题"),
+    "kb.problems": ("Knowledge-base entries skipped", "已跳过的知识库条目"),
+    "column.id": ("id", "编号"),
+    "column.title": ("title", "标题"),
+    "check.intro": ("Known failures these settings lead to:", "这些配置已知会导致以下失败："),
+    "decider.deepspeed-config": ("your DeepSpeed config: `--config ds_config.json`", "你的 DeepSpeed 配置：`--config ds_config.json`"),
+    "decider.accelerate-config": (
+        "your Accelerate config: `--config ~/.cache/huggingface/accelerate/default_config.yaml`",
+        "你的 Accelerate 配置：`--config ~/.cache/huggingface/accelerate/default_config.yaml`",
+    ),
+    "decider.axolotl-config": ("your Axolotl YAML: `--config config.yml`", "你的 Axolotl YAML：`--config config.yml`"),
+    "decider.llamafactory-config": ("your LLaMA-Factory YAML: `--config train.yaml`", "你的 LLaMA-Factory YAML：`--config train.yaml`"),
+    "decider.launch": (
+        "the launch command or TrainingArguments (paste the command line, or `--config training_args.json`)",
+        "启动命令或 TrainingArguments（把启动命令贴进来，或 `--config training_args.json`）",
+    ),
+    "decider.freeze": (
+        "package versions: `--freeze requirements.txt` (from `pip freeze`), or `--this-env`",
+        "包版本：`--freeze requirements.txt`（`pip freeze` 的输出），或加 `--this-env`",
+    ),
+    "decider.gpu": (
+        "GPU details: the output of `nvidia-smi` or `python -m torch.utils.collect_env`",
+        "GPU 信息：`nvidia-smi` 或 `python -m torch.utils.collect_env` 的输出",
+    ),
+    "decider.traceback": ("the full traceback, not only its last line", "完整的 traceback，而不只是最后一行"),
+    "decider.log": ("more of the log (the lines printed before the traceback)", "更多日志（traceback 之前打印的内容）"),
+}
+
+
+def t(key: str, lang: str, **values: object) -> str:
+    """The string ``key`` in ``lang`` with ``{name}`` placeholders filled."""
+    en, zh = _STRINGS[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+def default_lang(environ: Mapping[str, str] | None = None) -> str:
+    """``zh`` when the locale (LC_ALL, LC_MESSAGES, LANG, LANGUAGE) is Chinese, else ``en``."""
+    env = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = env.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"

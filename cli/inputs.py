@@ -1,0 +1,123 @@
+"""Reading what the user gave: files and stdin, bounded, with one-line errors instead of tracebacks.
+
+This is the only place (with the commands) that touches the file system for input. A log can be gigabytes:
+only its head (where pasted versions and configs tend to be) and its tail (where the traceback is) are kept.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from importlib.metadata import distributions
+from pathlib import Path
+from typing import BinaryIO
+
+from dtypefix.matcher.configs import Config, ConfigError, parse_config
+from dtypefix.matcher.source import decode
+
+__all__ = ["InputError", "read_config", "read_log", "read_text_file", "this_env_freeze"]
+
+HEAD_BYTES = 2 << 20
+TAIL_BYTES = 8 << 20
+_CHUNK = 1 << 20
+
+
+class InputError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+def _read_bounded(stream: BinaryIO) -> tuple[bytes, bool]:
+    """Head and tail of ``stream``; the flag says whether the middle was dropped."""
+    head = stream.read(HEAD_BYTES)
+    if len(head) < HEAD_BYTES:
+        return head, False
+    tail: deque[bytes] = deque()
+    size = 0
+    dropped = False
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            break
+        tail.append(chunk)
+        size += len(chunk)
+        while size - len(tail[0]) >= TAIL_BYTES:
+            size -= len(tail.popleft())
+            dropped = True
+    body = b"".join(tail)
+    if dropped:
+        # Cut at a line boundary so the first kept line is whole.
+        newline = body.find(b"\n")
+        body = body[newline + 1 :] if newline >= 0 else body
+    return head + (b"\n" if dropped else b"") + body, dropped
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:65536]
+    if not sample:
+        return False
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False  # UTF-16 text from Windows
+    bad = sum(1 for byte in sample if byte < 9 or 13 < byte < 32)
+    return bad / len(sample) > 0.10
+
+
+def read_log(path: str | None) -> str:
+    """The log from ``path`` or stdin (``None`` or ``-``); raises :class:`InputError`."""
+    try:
+        if path is None or path == "-":
+            if sys.stdin is None or sys.stdin.isatty():
+                raise InputError("no input: pipe a log into dtypefix or give a file (dtypefix explain --help)")
+            data, _ = _read_bounded(sys.stdin.buffer)
+            name = "standard input"
+        else:
+            target = Path(path)
+            if target.is_dir():
+                raise InputError(f"{path}: is a directory, not a log file")
+            with target.open("rb") as handle:
+                data, _ = _read_bounded(handle)
+            name = path
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{path or 'standard input'}: cannot read: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise InputError(f"{name}: empty input: nothing to explain")
+    if _looks_binary(data):
+        raise InputError(f"{name}: looks like binary data, not a log; pass the text output of the failing run")
+    return decode(data)
+
+
+def read_text_file(path: str, what: str) -> str:
+    """A small text file (freeze, config); raises :class:`InputError` with ``what`` in the message."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} {path}: is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
+    if _looks_binary(data):
+        raise InputError(f"{what} {path}: binary data, not text")
+    return decode(data)
+
+
+def read_config(path: str) -> Config:
+    """Parse a ``--config`` file; raises :class:`InputError` naming the file and the problem."""
+    text = read_text_file(path, "config")
+    try:
+        return parse_config(text, Path(path).name)
+    except ConfigError as exc:
+        raise InputError(f"config {path}: {exc}") from None
+
+
+def this_env_freeze() -> str:
+    """``name==version`` for every distribution installed in the running interpreter (no torch import)."""
+    lines = set()
+    for dist in distributions():
+        name = dist.metadata.get("Name") if dist.metadata else None
+        if name and dist.version:
+            lines.add(f"{name}=={dist.version}")
+    return "\n".join(sorted(lines))

@@ -1,0 +1,123 @@
+"""The ``--format json`` contract (documented in docs/json-output.md, schema in docs/json-output.schema.json).
+
+Bump :data:`SCHEMA_VERSION` on any incompatible change; adding keys is compatible.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from dtypefix.matcher import KBEntry, Match, Report, Text
+from dtypefix.matcher.traceback import Stack
+
+from .markdown import fill
+
+__all__ = ["SCHEMA_VERSION", "entry_json", "report_json", "to_json"]
+
+SCHEMA_VERSION = "1.0"
+
+
+def _version() -> str:
+    try:
+        return version("dtypefix")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        return "0+unknown"
+
+
+def _text(value: Text, groups: dict[str, str] | None = None) -> dict[str, str]:
+    groups = groups or {}
+    return {"en": fill(value.en, groups), "zh": fill(value.zh, groups)}
+
+
+def entry_json(entry: KBEntry, groups: dict[str, str] | None = None) -> dict[str, Any]:
+    """An entry's identity and prose (both languages), as in ``matches[]`` and ``dtypefix show --format json``."""
+    return {
+        "id": entry.id,
+        "slug": entry.slug,
+        "title": _text(entry.title),
+        "kind": entry.kind,
+        "family": entry.family,
+        "tags": list(entry.tags),
+        "severity": entry.severity,
+        "status": entry.status,
+        "cause": _text(entry.cause, groups),
+        "fix": [_text(step, groups) for step in entry.fix],
+        "does_not_help": [_text(item, groups) for item in entry.does_not_help],
+        "notes": _text(entry.notes, groups) if entry.notes else None,
+        "affected": dict(entry.affected),
+        "fixed_in": dict(entry.fixed_in),
+        "references": [{"url": url, "title": title} for url, title in entry.references],
+    }
+
+
+def _match(match: Match) -> dict[str, Any]:
+    data = entry_json(match.entry, match.groups)
+    data.update(
+        {
+            "confidence": match.confidence,
+            "score": match.score,
+            "groups": dict(match.groups),
+            "fixed_note": match.fixed_note or None,
+            "evidence": [
+                {
+                    "status": e.status,
+                    "kind": e.kind,
+                    "label": e.label,
+                    "detail": e.detail,
+                    "weight": e.weight,
+                    "decider": e.decider or None,
+                }
+                for e in match.evidence
+            ],
+        }
+    )
+    return data
+
+
+def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
+    """The JSON document for one report."""
+    incident = report.incident
+    primary = incident.primary
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "dtypefix", "version": _version()},
+        "command": command,
+        "found": report.found,
+        "error": None
+        if primary is None
+        else {"type": primary.exc_type, "message": primary.message, "stream": primary.stream},
+        "matches": [_match(m) for m in report.matches],
+        "deciders": [{"key": d.key, "hint": d.hint, "entries": list(d.entries)} for d in report.deciders],
+        "extracted": {
+            "exceptions": [
+                {
+                    "type": s.exc_type,
+                    "message": s.message,
+                    "stream": s.stream,
+                    "frames": [{"file": f.file, "line": f.line, "function": f.function} for f in s.frames],
+                }
+                for s in incident.stacks
+                if isinstance(s, Stack)
+            ],
+            "error_lines": [{"type": e.exc_type, "message": e.message, "stream": e.stream} for e in incident.error_lines],
+            "packages": {name: p.version for name, p in incident.packages.items()},
+            "configs": [{"kind": c.kind, "origin": c.origin} for c in incident.configs],
+            "flags": {k: v if isinstance(v, bool | int | float) else str(v) for k, v in incident.launch.flags.items()},
+            "hardware": {
+                "gpu_names": list(incident.hardware.gpu_names),
+                "compute_capabilities": list(incident.hardware.capabilities),
+                "cuda_visible_devices": incident.env_fact("cuda_visible_devices").value,
+                "cuda_device_order": incident.env_fact("cuda_device_order").value,
+                "os": incident.hardware.os,
+            },
+            "streams": list(incident.streams),
+        },
+        "notes": list(incident.notes),
+        "kb_problems": list(report.kb_problems),
+    }
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,55 @@
+"""Output formats: the ``--format`` enum mapped to functions that turn Markdown or data into text.
+
+Markdown is produced first for every human format; the terminal and HTML views only present it. rich and
+markdown-it-py are imported inside the functions that need them, so ``--format json`` never loads them.
+"""
+
+from __future__ import annotations
+
+import enum
+import html
+import sys
+from typing import TextIO
+
+__all__ = ["OutputFormat", "markdown_to_html", "print_markdown"]
+
+
+class OutputFormat(str, enum.Enum):
+    """``--format`` choices."""
+
+    md = "md"
+    term = "term"
+    json = "json"
+    html = "html"
+
+    @classmethod
+    def resolve(cls, chosen: OutputFormat | None, stream: TextIO) -> OutputFormat:
+        """No choice means the terminal view on a TTY and plain Markdown in a pipe."""
+        if chosen is not None:
+            return chosen
+        return cls.term if stream.isatty() else cls.md
+
+
+def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
+    """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables)."""
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
+    return (
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\">"
+        f"<title>{html.escape(title)}</title></head>\n<body>\n{body}</body></html>\n"
+    )
+
+
+def print_markdown(markdown: str, fmt: OutputFormat, stream: TextIO | None = None) -> None:
+    """Write ``markdown`` as Markdown, HTML or rich terminal output (colour obeys NO_COLOR)."""
+    out = stream or sys.stdout
+    if fmt is OutputFormat.html:
+        out.write(markdown_to_html(markdown))
+    elif fmt is OutputFormat.term:
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(file=out, soft_wrap=False).print(Markdown(markdown))
+    else:
+        out.write(markdown)

@@ -1,0 +1,322 @@
+"""Configs: parse them leniently, tell which tool they belong to, and find those pasted inside a log.
+
+People paste DeepSpeed configs with comments, trailing commas, Python ``True``, a missing closing brace, or
+only the two keys they think matter. A strict JSON parser would throw all of that away, so JSON-ish text goes
+through a tolerant reader; YAML goes through ``yaml.safe_load`` with limits that make alias bombs and absurd
+nesting a clear error instead of a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+__all__ = ["Config", "ConfigError", "detect_kind", "find_embedded", "lookup", "parse_config"]
+
+_MAX_CONFIG_BYTES = 4 << 20
+_MAX_NODES = 200_000
+_MAX_DEPTH = 64
+_MAX_ALIASES = 64
+
+KINDS = ("deepspeed", "accelerate", "axolotl", "llamafactory", "trainer")
+
+
+class ConfigError(ValueError):
+    """A config that cannot be read; the message is one line meant for the user."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One parsed config and what it is."""
+
+    kind: str
+    """``deepspeed``, ``accelerate``, ``axolotl``, ``llamafactory`` or ``trainer``."""
+    data: dict[str, Any] = field(repr=False)
+    origin: str
+    """A file name, or ``pasted`` when it was found inside the log."""
+
+
+# --------------------------------------------------------------------------------------------------- reading
+_TOKEN = re.compile(
+    r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')|(?P<punct>[{}\[\]:,])'
+    r"|(?P<word>[A-Za-z_+\-.0-9][\w+\-.]*)|(?P<comment>//[^\n]*|#[^\n]*|/\*.*?\*/))",
+    re.DOTALL,
+)
+_WORDS: dict[str, Any] = {"true": True, "True": True, "false": False, "False": False, "null": None, "None": None}
+
+
+def _tokens(text: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if not match or match.end() == pos:
+            pos += 1  # a stray character (ellipsis, backslash): skip it, keep reading
+            continue
+        pos = match.end()
+        if match["string"] is not None:
+            raw = match["string"]
+            try:
+                out.append(("value", json.loads('"' + raw[1:-1].replace('"', '\\"') + '"')))
+            except ValueError:
+                out.append(("value", raw[1:-1]))
+        elif match["punct"] is not None:
+            out.append((match["punct"], None))
+        elif match["word"] is not None:
+            out.append(("value", _scalar(match["word"])))
+    return out
+
+
+def _scalar(word: str) -> Any:
+    if word in _WORDS:
+        return _WORDS[word]
+    for convert in (int, float):
+        try:
+            return convert(word)
+        except ValueError:
+            pass
+    return word
+
+
+class _Reader:
+    """Recursive descent over JSON-ish tokens that forgives missing commas, trailing commas and EOF."""
+
+    def __init__(self, tokens: list[tuple[str, Any]]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+
+    def peek(self) -> str:
+        return self.tokens[self.pos][0] if self.pos < len(self.tokens) else "eof"
+
+    def value(self, depth: int) -> Any:
+        if depth > _MAX_DEPTH:
+            raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels")
+        kind = self.peek()
+        if kind == "{":
+            self.pos += 1
+            return self.members(depth + 1, "}")
+        if kind == "[":
+            self.pos += 1
+            items: list[Any] = []
+            while self.peek() not in ("]", "eof"):
+                if self.peek() == ",":
+                    self.pos += 1
+                    continue
+                items.append(self.value(depth + 1))
+            self.pos += 1
+            return items
+        if kind == "value":
+            self.pos += 1
+            return self.tokens[self.pos - 1][1]
+        self.pos += 1
+        return None
+
+    def members(self, depth: int, closer: str) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        while self.peek() not in (closer, "eof"):
+            if self.peek() != "value":
+                self.pos += 1
+                continue
+            key = str(self.tokens[self.pos][1])
+            self.pos += 1
+            if self.peek() != ":":
+                continue
+            self.pos += 1
+            result[key] = self.value(depth)
+            if self.peek() == ",":
+                self.pos += 1
+        self.pos += 1
+        return result
+
+
+def _read_jsonish(text: str) -> dict[str, Any]:
+    stripped = text.strip()
+    try:
+        data = json.loads(stripped)
+        if isinstance(data, dict):
+            return data
+    except (ValueError, RecursionError):
+        pass
+    reader = _Reader(_tokens(stripped))
+    if reader.peek() == "{":
+        reader.pos += 1
+    data = reader.members(0, "}")
+    if not data:
+        raise ConfigError("no key/value pairs found")
+    return data
+
+
+def _count_nodes(value: Any, budget: list[int], depth: int = 0) -> None:
+    if depth > _MAX_DEPTH:
+        raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels")
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ConfigError(f"more than {_MAX_NODES} values (an alias bomb?)")
+    if isinstance(value, dict):
+        for item in value.values():
+            _count_nodes(item, budget, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _count_nodes(item, budget, depth + 1)
+
+
+_YAML_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]+")
+
+
+def _read_yaml(text: str) -> dict[str, Any]:
+    if len(_YAML_ALIAS.findall(text)) > _MAX_ALIASES:
+        raise ConfigError(f"more than {_MAX_ALIASES} YAML aliases; refusing to expand them")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader/SafeLoader are the safe loaders
+    except RecursionError:
+        raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{problem}{where}") from None
+    if not isinstance(data, dict):
+        raise ConfigError("not a mapping of settings")
+    return data
+
+
+def detect_kind(data: dict[str, Any]) -> str | None:
+    """Which tool a parsed config belongs to, from the keys only that tool uses."""
+    keys = set(data)
+    if keys & {"zero_optimization", "train_micro_batch_size_per_gpu", "zero_allow_untested_optimizer"} or any(
+        isinstance(data.get(k), dict) and "enabled" in data[k] for k in ("fp16", "bf16", "amp")
+    ):
+        return "deepspeed"
+    if keys & {"compute_environment", "distributed_type", "deepspeed_config", "fsdp_config", "machine_rank"}:
+        return "accelerate"
+    if "base_model" in keys or ("datasets" in keys and keys & {"micro_batch_size", "sequence_len", "adapter"}):
+        return "axolotl"
+    if keys & {"finetuning_type", "template", "stage"} and keys & {"model_name_or_path", "dataset"}:
+        return "llamafactory"
+    if len(keys & {"output_dir", "per_device_train_batch_size", "learning_rate", "num_train_epochs",
+                   "gradient_accumulation_steps", "bf16", "fp16", "optim", "deepspeed", "fsdp"}) >= 2:
+        return "trainer"
+    return None
+
+
+def parse_config(text: str, origin: str, kind: str | None = None) -> Config:
+    """Parse a config file's text; ``kind`` overrides detection. Raises :class:`ConfigError`."""
+    if len(text) > _MAX_CONFIG_BYTES:
+        raise ConfigError(f"larger than {_MAX_CONFIG_BYTES >> 20} MB; not a config")
+    if "\x00" in text:
+        raise ConfigError("binary data, not a JSON or YAML config")
+    stripped = text.lstrip()
+    if not stripped:
+        raise ConfigError("empty file")
+    if stripped.startswith(("{", '"')):
+        data = _read_jsonish(stripped)
+    else:
+        data = _read_yaml(text)
+    _count_nodes(data, [_MAX_NODES])
+    found = kind or detect_kind(data)
+    if found is None:
+        raise ConfigError(
+            "not recognised as a DeepSpeed, Accelerate, Axolotl, LLaMA-Factory or TrainingArguments config"
+        )
+    return Config(found, data, origin)
+
+
+def lookup(data: Any, path: str) -> tuple[bool, Any]:
+    """Follow a dotted path through nested mappings: ``(True, value)`` when present, ``(False, None)`` when not."""
+    current = data
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return False, None
+    return True, current
+
+
+# --------------------------------------------------------------------------------------------------- embedded
+_FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
+_YAML_LINE = re.compile(r"^\s*-?\s*[A-Za-z_][\w.-]*:(?:\s.*)?$")
+_ACCELERATE_ENV_CONFIG = re.compile(r"^\s*-\s+`?Accelerate`? configs?:\s*$|^- Accelerate config:", re.IGNORECASE)
+_TRAINING_ARGS = re.compile(r"TrainingArguments\($|^\s*(?:Training|Seq2SeqTraining)Arguments\($")
+_KWARG_LINE = re.compile(r"^\s*(?P<key>[a-z_][a-z0-9_]*)=(?P<value>.*?),?\s*$")
+_MAX_BLOCK_LINES = 1500
+
+
+def _blocks(lines: list[str]) -> Iterator[tuple[str, str]]:
+    """Candidate (text, hint) regions: fenced blocks, brace-balanced objects, YAML-looking runs."""
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if _FENCE.match(line):
+            end = index + 1
+            while end < len(lines) and end - index < _MAX_BLOCK_LINES and not _FENCE.match(lines[end]):
+                end += 1
+            yield "\n".join(lines[index + 1 : end]), "fence"
+            index = end + 1
+            continue
+        if line.strip().startswith("{"):
+            depth = 0
+            end = index
+            while end < len(lines) and end - index < _MAX_BLOCK_LINES:
+                depth += lines[end].count("{") - lines[end].count("}")
+                if depth <= 0:
+                    break
+                end += 1
+            if end > index:
+                yield "\n".join(lines[index : end + 1]), "json"
+                index = end + 1
+                continue
+        if _ACCELERATE_ENV_CONFIG.match(line):
+            end = index + 1
+            body = []
+            while end < len(lines) and lines[end].strip().startswith("- ") and end - index < 200:
+                body.append(lines[end].strip()[2:])
+                end += 1
+            yield "\n".join(body), "accelerate"
+            index = end
+            continue
+        if _TRAINING_ARGS.search(line.strip()):
+            end = index + 1
+            pairs: dict[str, str] = {}
+            while end < len(lines) and end - index < 400:
+                kwarg = _KWARG_LINE.match(lines[end])
+                if not kwarg:
+                    break
+                pairs[kwarg["key"]] = kwarg["value"]
+                end += 1
+            yield json.dumps({k: _scalar(v) for k, v in pairs.items()}), "trainer"
+            index = end
+            continue
+        if _YAML_LINE.match(line):
+            end = index
+            while end < len(lines) and end - index < _MAX_BLOCK_LINES and (
+                _YAML_LINE.match(lines[end]) or lines[end].startswith(("  ", "\t")) and lines[end].strip()
+            ):
+                end += 1
+            if end - index >= 3:
+                yield "\n".join(lines[index:end]), "yaml"
+                index = end
+                continue
+        index += 1
+
+
+def find_embedded(text: str) -> list[Config]:
+    """Configs pasted inside a log or bug report; fragments that are not a known config are skipped."""
+    found: list[Config] = []
+    for block, hint in _blocks(text.split("\n")):
+        if not block.strip():
+            continue
+        try:
+            kind = hint if hint in ("accelerate", "trainer") else None
+            config = parse_config(block, "pasted", kind)
+        except (ConfigError, RecursionError):
+            continue
+        found.append(config)
+    return found

@@ -1,0 +1,116 @@
+"""GPU facts: which cards, which compute capability, and how the process was told to order them.
+
+bf16 needs compute capability 8.0, FP8 needs 8.9, and a mixed box (a TITAN RTX beside a GTX 1080 Ti) fails in
+ways a single card does not. Logs rarely state the capability, but they do name the card, so names are mapped
+to capabilities with a table of the cards people train on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Hardware", "compute_capability", "parse_hardware"]
+
+# (pattern on the card's name, compute capability). First match wins: specific names before families.
+_CAPABILITIES: tuple[tuple[re.Pattern[str], float], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), cc)
+    for pattern, cc in (
+        (r"\bB200\b|\bGB200\b|\bB100\b", 10.0),
+        (r"RTX\s*50\d0", 12.0),
+        (r"\bH100\b|\bH200\b|\bH800\b|\bH20\b|\bGH200\b", 9.0),
+        (r"RTX\s*40\d0|RTX\s*\d+\s*Ada|\bL40S?\b|\bL4\b|\bL20\b", 8.9),
+        (r"\bA100\b|\bA800\b|\bA30\b", 8.0),
+        (r"RTX\s*30\d0|\bA40\b|\bA10G?\b|\bA16\b|\bA2\b|RTX\s*A\d{4}|\bA\d000\b", 8.6),
+        (r"\bAGX Orin\b|\bOrin\b", 8.7),
+        (r"TITAN\s*RTX|RTX\s*20\d0|\bT4\b|Quadro\s*RTX|GTX\s*16\d0", 7.5),
+        (r"TITAN\s*V\b|\bV100\b", 7.0),
+        (r"\bXavier\b", 7.2),
+        (r"\bP100\b", 6.0),
+        (r"GTX\s*10\d0|TITAN\s*Xp|TITAN\s*X\b|\bP40\b|\bP4\b|Quadro\s*P\d+", 6.1),
+        (r"GTX\s*9\d0|\bM40\b|\bM60\b|TITAN\s*X\s*\(Maxwell\)", 5.2),
+        (r"\bK80\b", 3.7),
+        (r"\bK40\b|\bK20\b", 3.5),
+    )
+)
+_GPU_LINES = (
+    re.compile(r"^GPU \d+: (?P<name>.+?)(?: \(UUID: [^)]*\))?$"),  # collect_env, nvidia-smi -L
+    re.compile(r"^\|\s+\d+\s+(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)[^|]*?)\s+(?:On|Off)\s+\|"),  # nvidia-smi
+    re.compile(r"^[-*\s]*GPU (?:type|name|model)s?:\s*(?P<name>.+)$", re.IGNORECASE),  # accelerate / transformers env
+    re.compile(r"Found GPU\d+ (?P<name>.+?) which (?:is of|requires) cuda capability", re.IGNORECASE),
+    re.compile(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
+    re.compile(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
+)
+_CAPABILITY_TEXT = re.compile(
+    r"(?:compute capability|cuda capability|sm_?|capability)\s*(?:of|is|=|:)?\s*\(?(?P<major>\d{1,2})[.,]\s?(?P<minor>\d)\)?",
+    re.IGNORECASE,
+)
+_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
+_ORDER = re.compile(r"CUDA_DEVICE_ORDER\W{0,3}\s*=\s*[\"']?(?P<value>PCI_BUS_ID|FASTEST_FIRST)")
+_WINDOWS = re.compile(r"[A-Z]:\\\\?(?:Users|Program Files|ProgramData|Anaconda|Python)|struct c10::|OS: Microsoft Windows")
+_MACOS = re.compile(r"OS: macOS|/Users/[^/\s]+/|\bMPS\b|mps:0|darwin", re.IGNORECASE)
+_MPS = re.compile(r"\bmps:0\b|device\(type='mps'|\bMPS backend\b|on device: mps|torch\.backends\.mps")
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What the input says about the machine; empty fields mean it said nothing."""
+
+    gpu_names: tuple[str, ...]
+    """One name per listed GPU, in the order printed."""
+    capabilities: tuple[float, ...]
+    """Compute capabilities printed or known from the names."""
+    cuda_visible_devices: str | None
+    cuda_device_order: str | None
+    os: str | None
+    """``linux``, ``windows`` or ``macos`` when the input shows it."""
+    mps: bool
+    """The MPS (Apple) backend appears in the input."""
+
+
+def compute_capability(name: str) -> float | None:
+    """The compute capability of a card by its marketing name, when the table knows it."""
+    for pattern, capability in _CAPABILITIES:
+        if pattern.search(name):
+            return capability
+    return None
+
+
+def parse_hardware(text: str) -> Hardware:
+    """Collect GPU names, capabilities, device-order settings and the OS from ``text``."""
+    names: list[str] = []
+    printed: list[float] = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or len(stripped) > 300:
+            continue
+        for pattern in _GPU_LINES:
+            match = pattern.search(stripped)
+            if match:
+                for part in match["name"].split(","):
+                    part = part.strip()
+                    if part and compute_capability(part) is not None:
+                        names.append(part)
+                break
+        if "capabilit" in stripped.lower() or "sm_" in stripped:
+            for cap in _CAPABILITY_TEXT.finditer(stripped):
+                printed.append(float(f"{cap['major']}.{cap['minor']}"))
+    known = [c for c in (compute_capability(n) for n in names) if c is not None]
+    visible = _VISIBLE.findall(text)
+    order = _ORDER.findall(text)
+    if _WINDOWS.search(text):
+        os_name: str | None = "windows"
+    elif "OS: Ubuntu" in text or "/home/" in text or "Linux" in text or "/usr/lib/python" in text:
+        os_name = "linux"
+    elif _MACOS.search(text):
+        os_name = "macos"
+    else:
+        os_name = None
+    return Hardware(
+        gpu_names=tuple(names),
+        capabilities=tuple(known + printed),
+        cuda_visible_devices=visible[-1].strip() if visible else None,
+        cuda_device_order=order[-1] if order else None,
+        os=os_name,
+        mps=bool(_MPS.search(text)),
+    )

@@ -1,0 +1,191 @@
+"""Strict checks for KB entries, the gate every pull request passes (``dtypefix lint``).
+
+Explaining forgives a broken entry; lint does not. Each problem names ``file:line`` so a contributor can jump
+to it. The checks: schema, RE2-safe patterns, both languages really present, well-formed references, unique
+ids that the ledger (``kb/ids.txt``) says were never given to another slug, canonical formatting, and the
+entry's own examples ranking it first while its counter-examples do not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import yaml
+
+from .catalog import Catalog, builtin_kb_dir, entry_files, read_entry_mapping
+from .entry import EntryError, Example, KBEntry, entry_from_mapping
+from .explain import explain_incident
+from .incident import build_incident
+from .canonical import canonical_text
+from .configs import ConfigError, parse_config
+
+__all__ = ["LintProblem", "lint_paths", "read_ledger"]
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LEDGER_LINE = re.compile(r"^(?P<id>DTF\d{3,4})\s+(?P<slug>[\w-]+/[\w-]+)\s*$")
+
+
+@dataclass(frozen=True)
+class LintProblem:
+    """One thing wrong with one entry."""
+
+    path: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def _line_of(text: str, keys: list[str | int]) -> int:
+    """The 1-based line of the YAML node at ``keys`` (best effort: the deepest node found)."""
+    try:
+        node: Any = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return 1
+    line = 1
+    for key in keys:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if k.value == key), None)
+            found = next((k for k, _ in node.value if k.value == key), None)
+            if found is None:
+                break
+            line, node = found.start_mark.line + 1, nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def read_ledger(kb_root: Path) -> dict[str, str]:
+    """``{id: slug}`` from ``kb/ids.txt``: every id ever given out."""
+    ledger: dict[str, str] = {}
+    path = kb_root / "ids.txt"
+    if not path.exists():
+        return ledger
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        match = _LEDGER_LINE.match(raw.strip())
+        if match:
+            ledger[match["id"]] = match["slug"]
+    return ledger
+
+
+def _texts(data: dict[str, Any]) -> Iterable[tuple[list[str | int], dict[str, str]]]:
+    yield ["title"], data["title"]
+    explanation = data["explanation"]
+    yield ["explanation", "cause"], explanation["cause"]
+    for i, step in enumerate(explanation["fix"]):
+        yield ["explanation", "fix", i], step
+    for i, item in enumerate(explanation.get("does_not_help", [])):
+        yield ["explanation", "does_not_help", i], item
+    if explanation.get("notes"):
+        yield ["explanation", "notes"], explanation["notes"]
+
+
+def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
+    problems = []
+    for keys, value in _texts(data):
+        if not _CJK.search(value.get("zh", "")):
+            problems.append(LintProblem(path, _line_of(text, [*keys, "zh"]), f"{'.'.join(map(str, keys))}.zh: no Chinese text"))
+        if not value.get("en", "").strip():
+            problems.append(LintProblem(path, _line_of(text, [*keys, "en"]), f"{'.'.join(map(str, keys))}.en: empty"))
+    for i, ref in enumerate(data["references"]):
+        parsed = urlparse(ref["url"])
+        if parsed.scheme != "https" or "." not in parsed.netloc or " " in ref["url"]:
+            problems.append(LintProblem(path, _line_of(text, ["references", i, "url"]), f"references[{i}].url: not a well-formed https URL"))
+    folder = path.with_suffix("")
+    for group in ("examples", "counter_examples"):
+        for i, example in enumerate(data[group]):
+            names = [example["input"], *example.get("configs", [])] + ([example["freeze"]] if example.get("freeze") else [])
+            for name in names:
+                if not (folder / name).is_file():
+                    problems.append(LintProblem(path, _line_of(text, [group, i]), f"{group}[{i}]: file not found: {folder / name}"))
+    if canonical_text(data) != text:
+        problems.append(LintProblem(path, 1, "not in canonical form: run `dtypefix fmt " + str(path) + "`"))
+    return problems
+
+
+def _run_example(example: Example, catalog: Catalog) -> list[Any]:
+    text = example.input.read_text(encoding="utf-8", errors="replace")
+    configs = []
+    for config_path in example.configs:
+        try:
+            configs.append(parse_config(config_path.read_text(encoding="utf-8"), config_path.name))
+        except ConfigError:
+            pass
+    freeze = [example.freeze.read_text(encoding="utf-8")] if example.freeze else []
+    incident = build_incident(text, freeze=freeze, configs=configs)
+    return list(explain_incident(incident, catalog).matches)
+
+
+def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
+    problems = []
+    for i, example in enumerate(entry.examples):
+        if not example.input.is_file():
+            continue
+        matches = _run_example(example, catalog)
+        line = _line_of(text, ["examples", i])
+        if not matches or matches[0].entry.id != entry.id:
+            first = f"{matches[0].entry.id} ({matches[0].score:g})" if matches else "nothing"
+            own = next((f"{m.score:g}" for m in matches if m.entry.id == entry.id), "no match")
+            problems.append(LintProblem(path := entry.path, line, f"examples[{i}] ({example.input.name}): ranks {first} first; this entry: {own}"))
+            continue
+        for other in matches[1:]:
+            if other.confidence == "high" and other.entry.kind == "cause":
+                problems.append(LintProblem(entry.path, line, f"examples[{i}] ({example.input.name}): also claimed with high confidence by {other.entry.id}"))
+    for i, example in enumerate(entry.counter_examples):
+        if not example.input.is_file():
+            continue
+        matches = _run_example(example, catalog)
+        if matches and matches[0].entry.id == entry.id:
+            problems.append(LintProblem(entry.path, _line_of(text, ["counter_examples", i]), f"counter_examples[{i}] ({example.input.name}): ranks this entry first"))
+    del path
+    return problems
+
+
+def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = None) -> list[LintProblem]:
+    """Lint the entries under ``paths`` (files or KB folders) against ``catalog`` (the KB they live in)."""
+    kb_root = kb_root or builtin_kb_dir()
+    ledger = read_ledger(kb_root)
+    problems: list[LintProblem] = []
+    seen_ids: dict[str, Path] = {}
+    files: list[tuple[Path, str]] = []
+    for root in paths:
+        files.extend(entry_files(Path(root)))
+    by_id = {e.id: e for e in catalog.entries}
+    for path, slug in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = read_entry_mapping(path)
+            entry = entry_from_mapping(data, path, slug)
+        except EntryError as exc:
+            message = str(exc)
+            where, _, rest = message.partition(": ")
+            field = rest.split(": ", 1)[0]
+            line = _line_of(path.read_text(encoding="utf-8", errors="replace"), [int(p) if p.isdigit() else p for p in field.split(".")]) if field else 1
+            problems.append(LintProblem(path, line, rest or message))
+            continue
+        problems.extend(_static(path, text, data))
+        id_line = _line_of(text, ["id"])
+        if entry.id in seen_ids:
+            problems.append(LintProblem(path, id_line, f"id {entry.id} is also used by {seen_ids[entry.id]}"))
+        seen_ids[entry.id] = path
+        if ledger and entry.id in ledger and ledger[entry.id] != slug:
+            problems.append(LintProblem(path, id_line, f"id {entry.id} was given to {ledger[entry.id]} (ids are never reused)"))
+        elif ledger and entry.id not in ledger:
+            problems.append(LintProblem(path, id_line, f"id {entry.id} is not in kb/ids.txt: add `{entry.id} {slug}`"))
+        if entry.status == "active" and entry.id in by_id:
+            problems.extend(_examples(by_id[entry.id], text, catalog))
+    if kb_root is not None and any(Path(p).resolve() == kb_root.resolve() for p in paths):
+        present = {slug for _, slug in files}
+        for entry_id, slug in ledger.items():
+            if slug not in present:
+                problems.append(LintProblem(kb_root / "ids.txt", 1, f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"))
+    return problems

@@ -1,0 +1,104 @@
+"""Installed package versions, from whatever the user pasted or attached.
+
+Bug reports carry versions in a dozen shapes: ``pip freeze``, ``pip list``, ``conda list``,
+``python -m torch.utils.collect_env``, ``accelerate env``, ``transformers env``, ``ds_report``, or a plain
+"deepspeed==0.14.0" line in prose. Each shape gets one small reader; they all produce the same mapping so the
+scorer never needs to know where a version came from (the evidence still says).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+__all__ = ["PackageVersion", "parse_versions"]
+
+_VERSION = r"(?P<version>\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|post|dev)\d*)*(?:\+[\w.]+)?)"
+# pip freeze / requirements / prose: "deepspeed==0.14.0", "torch == 2.1.0+cu121", "[pip3] torch==2.1.0".
+_FREEZE = re.compile(r"(?:^|[\s`'\"(\[,])(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s?===?\s?" + _VERSION + r"\b")
+# pip list / conda list rows: "deepspeed            0.14.0", "pytorch  2.1.0  py3.10_cuda12.1_cudnn8.9.2_0  pytorch".
+_TABLE_ROW = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+)?(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s{2,}" + _VERSION + r"(?:\s|$)")
+_TABLE_ROW_LOOSE = re.compile(r"^\[(?:pip3?|conda)\]\s+(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s+" + _VERSION + r"(?:\s|$)")
+# "- `transformers` version: 4.36.2", "- PyTorch version (GPU?): 2.1.0+cu121 (True)", "- Accelerate version: 0.25.0",
+# "PyTorch version: 2.1.0+cu121" (collect_env), "torch version .... 2.1.0" (ds_report), "DeepSpeed version: 0.14".
+_LABELLED = re.compile(
+    r"^[-*\s]*`?(?P<name>[A-Za-z][A-Za-z0-9 ._-]*?)`?\s+(?:version|info)\b[^:\n]*?(?::|\.{3,}|\s{2,})\s*"
+    r"(?:\[)?" + _VERSION,
+    re.IGNORECASE,
+)
+_ALIASES = {
+    "pytorch": "torch",
+    "pytorch-cuda": "pytorch-cuda",
+    "deepspeed-info": "deepspeed",
+    "huggingface-hub": "huggingface-hub",
+    "liger": "liger-kernel",
+    "flash-attention": "flash-attn",
+    "flash-attn-2": "flash-attn",
+    "transformer-engine": "transformer-engine",
+    "te": "transformer-engine",
+}
+# Labels in collect_env / ds_report / `transformers env` that name a program, not a Python package.
+_NOT_PACKAGES = {
+    "python", "cuda", "cudnn", "nvcc", "gcc", "clang", "cmake", "libc", "os", "platform", "driver",
+    "nvidia-driver", "cuda-runtime", "rocm", "hip", "miopen", "xnnpack", "is-debug-build", "cuda-used-to-build-pytorch",
+    "rocm-used-to-build-pytorch", "torch-cuda", "torch-hip", "deepspeed-wheel-compiled-w", "shared-memory",
+    "jaxlib", "tensorflow", "flax", "jax", "the", "a", "your", "this", "model", "config", "numpy-version",
+}
+
+
+@dataclass(frozen=True)
+class PackageVersion:
+    """One package's version and where it was read."""
+
+    name: str
+    """PEP 503 canonical name (``liger-kernel``, ``torch``)."""
+    version: str
+    """As printed, local part kept (``2.1.0+cu121``)."""
+    origin: str
+    """Which reader found it: ``freeze``, ``table``, ``labelled``."""
+
+
+def _canonical(raw: str) -> str:
+    name = canonicalize_name(raw.strip().replace(" ", "-"))
+    if name.endswith("-version"):
+        name = name[: -len("-version")]
+    return _ALIASES.get(name, name)
+
+
+def _valid(version: str) -> bool:
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def _candidates(text: str) -> Iterator[PackageVersion]:
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or len(stripped) > 400:
+            continue
+        labelled = _LABELLED.match(stripped)
+        if labelled and len(labelled["name"]) <= 40:
+            yield PackageVersion(_canonical(labelled["name"]), labelled["version"], "labelled")
+            continue
+        row = _TABLE_ROW.match(stripped) or _TABLE_ROW_LOOSE.match(stripped)
+        if row:
+            yield PackageVersion(_canonical(row["name"]), row["version"], "table")
+            continue
+        for match in _FREEZE.finditer(stripped):
+            yield PackageVersion(_canonical(match["name"]), match["version"], "freeze")
+
+
+def parse_versions(text: str) -> dict[str, PackageVersion]:
+    """Every package version found in ``text``; the first statement of a package wins."""
+    found: dict[str, PackageVersion] = {}
+    for candidate in _candidates(text):
+        if candidate.name in _NOT_PACKAGES or candidate.name in found or not _valid(candidate.version):
+            continue
+        found[candidate.name] = candidate
+    return found

@@ -1,0 +1,115 @@
+"""From raw bytes to clean text, one stream per process.
+
+A crashed distributed run prints colour codes, tqdm bars redrawn with carriage returns, launcher timestamps and
+the output of eight ranks interleaved line by line. Tracebacks can only be parsed once each rank's lines are
+back together, so this stage undoes all of that before anything else looks at the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Source", "Stream", "decode", "normalise", "split_streams"]
+
+# ANSI CSI / OSC sequences and lone escapes (colour, cursor movement, hyperlinks).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# Control characters other than tab, newline and carriage return (NUL bytes from binary junk included).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Launcher timestamps: "2024-05-01 12:00:01,123 - ", "[2024-05-01 12:00:01]", "2024-05-01T12:00:01.123Z ".
+_TIMESTAMP = re.compile(
+    r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s*-\s*|\s+)"
+)
+# Per-process prefixes, most specific first. Each yields the label of the stream the line belongs to.
+_RANK_PREFIXES = (
+    re.compile(r"^\[(?P<label>rank\d+)\]:\s?"),  # torchrun --log-line-prefix / torch >= 2.2 "[rank3]:"
+    re.compile(r"^\[(?P<label>default\d+)\]:\s?"),  # torchrun --tee / --redirects "[default0]:"
+    # pdsh / deepspeed multi-node: "worker-1: ", "node03: ", "10.0.0.7: "
+    re.compile(r"^(?P<label>[\w-]*(?:worker|node|host)[-_]?\d+|\d{1,3}(?:\.\d{1,3}){3}):\s"),
+    re.compile(r"^(?P<label>\d{1,4}):\s"),  # srun --label "0: "
+)
+_BARE_LABEL_HINT = re.compile(r"^\d{1,4}: ", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """The lines one process printed, with its prefix removed."""
+
+    label: str
+    """``rank3``, ``default0``, ``worker-1``, ``0``; ``main`` for lines without a process prefix."""
+    text: str
+    """The stream's lines joined with ``\\n``."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Input text after cleaning, both whole and split per process."""
+
+    text: str
+    """The whole input, cleaned, prefixes kept (for ``log`` patterns and embedded configs)."""
+    streams: tuple[Stream, ...]
+    """One stream per process label; a single ``main`` stream for ordinary output."""
+
+
+def decode(data: bytes) -> str:
+    """Decode bytes as UTF-8, replacing what is not; a BOM and UTF-16 dumps from Windows are recognised."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8", errors="replace")
+
+
+def _fold_carriage_returns(line: str) -> str:
+    """Keep what a terminal would show: the text after the last carriage return (a tqdm bar's final state)."""
+    if "\r" not in line:
+        return line
+    parts = [p for p in line.split("\r") if p.strip()]
+    return parts[-1] if parts else ""
+
+
+def normalise(text: str) -> str:
+    """Strip ANSI codes and control bytes, fold carriage returns, drop launcher timestamps; lines end in ``\\n``."""
+    text = _ANSI.sub("", text)
+    text = text.replace("\r\n", "\n")
+    text = _CONTROL.sub("", text)
+    lines = []
+    for raw in text.split("\n"):
+        line = _fold_carriage_returns(raw)
+        line = _TIMESTAMP.sub("", line, count=1)
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def _prefix_patterns(text: str) -> tuple[re.Pattern[str], ...]:
+    # "0: " is too common to treat as a rank label unless many lines carry it (srun --label output).
+    if len(_BARE_LABEL_HINT.findall(text, 0, 200_000)) >= 3:
+        return _RANK_PREFIXES
+    return _RANK_PREFIXES[:3]
+
+
+def split_streams(text: str) -> tuple[Stream, ...]:
+    """Group lines by their process prefix, preserving order within each stream."""
+    patterns = _prefix_patterns(text)
+    order: list[str] = []
+    buckets: dict[str, list[str]] = {}
+    for line in text.split("\n"):
+        label = "main"
+        for pattern in patterns:
+            match = pattern.match(line)
+            if match:
+                label = match.group("label")
+                line = line[match.end() :]
+                break
+        if label not in buckets:
+            buckets[label] = []
+            order.append(label)
+        buckets[label].append(line)
+    return tuple(Stream(label, "\n".join(buckets[label])) for label in order)
+
+
+def from_text(text: str) -> Source:
+    """Clean ``text`` and split it per process."""
+    clean = normalise(text)
+    return Source(clean, split_streams(clean))
+
+
+__all__ += ["from_text"]

@@ -1,0 +1,148 @@
+"""A Python traceback as a model: Trace -> Stack -> Frame.
+
+Matching an entry needs more than the last line: which frames the error passed through (DeepSpeed's
+``stage3.py``, Liger's fused kernel) tells causes apart that print the same message, and a chained exception
+("The above exception was the direct cause...") may hold the real error while the last one is a wrapper.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ErrorLine", "Frame", "Stack", "find_error_lines", "parse_stacks"]
+
+_HEADER = "Traceback (most recent call last):"
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+# "RuntimeError: msg", "torch.OutOfMemoryError: msg", "deepspeed.runtime.Foo: msg", a bare "KeyboardInterrupt".
+_EXCEPTION = re.compile(
+    r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure|error))"
+    r"(?::\s?(?P<message>.*))?$"
+)
+_CHAIN_CAUSE = "The above exception was the direct cause of the following exception:"
+_CHAIN_CONTEXT = "During handling of the above exception, another exception occurred:"
+_MAX_MESSAGE_LINES = 40
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One ``File "...", line N, in f`` entry."""
+
+    file: str
+    """Path as printed (site-packages paths say which library the frame belongs to)."""
+    line: int
+    function: str
+    """Function name; empty when the line had no ``in ...`` part."""
+    code: str
+    """The source line printed under the frame, stripped; empty when absent."""
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One exception with the frames that led to it."""
+
+    exc_type: str
+    """Exception class as printed, possibly dotted (``torch.OutOfMemoryError``)."""
+    message: str
+    """The message, continuation lines included."""
+    frames: tuple[Frame, ...]
+    stream: str
+    """Label of the process stream the traceback came from."""
+    chained_to_next: str = ""
+    """``cause`` or ``context`` when another exception follows in the same chain; empty for the last one."""
+
+    @property
+    def short_type(self) -> str:
+        """The class name without its module (``OutOfMemoryError``)."""
+        return self.exc_type.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    """An ``SomeError: message`` line found outside any full traceback (pasted one-liners, C++ errors)."""
+
+    exc_type: str
+    message: str
+    stream: str
+
+
+def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES) -> tuple[str, int]:
+    """Collect an exception's continuation lines until a blank line, a new traceback or a chain marker."""
+    parts: list[str] = []
+    index = start
+    while index < len(lines) and len(parts) < limit:
+        line = lines[index]
+        stripped = line.strip()
+        if not stripped or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT) or _EXCEPTION.match(line):
+            break
+        parts.append(stripped)
+        index += 1
+    return "\n".join(parts), index
+
+
+def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
+    """Every traceback in ``text``, chained exceptions as separate stacks in printed order."""
+    lines = text.split("\n")
+    stacks: list[Stack] = []
+    index = 0
+    pending_chain = ""
+    while index < len(lines):
+        if lines[index].strip() != _HEADER:
+            stripped = lines[index].strip()
+            if stripped == _CHAIN_CAUSE:
+                pending_chain = "cause"
+            elif stripped == _CHAIN_CONTEXT:
+                pending_chain = "context"
+            index += 1
+            continue
+        if pending_chain and stacks:
+            last = stacks[-1]
+            stacks[-1] = Stack(last.exc_type, last.message, last.frames, last.stream, pending_chain)
+        pending_chain = ""
+        index += 1
+        frames: list[Frame] = []
+        exc_type = message = ""
+        while index < len(lines):
+            line = lines[index]
+            frame = _FRAME.match(line)
+            if frame:
+                code = ""
+                nxt = lines[index + 1] if index + 1 < len(lines) else ""
+                if nxt.startswith("    ") and not _FRAME.match(nxt):
+                    code = nxt.strip()
+                    index += 1
+                frames.append(
+                    Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code)
+                )
+                index += 1
+                continue
+            stripped = line.strip()
+            exc = _EXCEPTION.match(line) if line and not line[0].isspace() else None
+            if exc:
+                exc_type = exc["type"]
+                first = (exc["message"] or "").strip()
+                rest, index = _read_message(lines, index + 1)
+                message = "\n".join(p for p in (first, rest) if p)
+                break
+            if stripped == _HEADER:
+                break  # a traceback cut off before its exception line
+            index += 1  # carets (^^^^), "[Previous line repeated N more times]", ExceptionGroup bars
+        if exc_type:
+            stacks.append(Stack(exc_type, message, tuple(frames), stream))
+    return stacks
+
+
+def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
+    """``Type: message`` lines anywhere, for input that has no ``Traceback`` header (one-line pastes)."""
+    found: list[ErrorLine] = []
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        candidate = line.strip()
+        exc = _EXCEPTION.match(candidate)
+        if not exc or exc["message"] is None:
+            continue
+        first = exc["message"].strip()
+        # Outside a traceback the following lines are often unrelated log output: take only a few.
+        rest, _ = _read_message(lines, index + 1, limit=6)
+        found.append(ErrorLine(exc["type"], "\n".join(p for p in (first, rest) if p), stream))
+    return found
