@@ -135,7 +135,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
         if not matches or matches[0].entry.id != entry.id:
             first = f"{matches[0].entry.id} ({matches[0].score:g})" if matches else "nothing"
             own = next((f"{m.score:g}" for m in matches if m.entry.id == entry.id), "no match")
-            problems.append(LintProblem(path := entry.path, line, f"examples[{i}] ({example.input.name}): ranks {first} first; this entry: {own}"))
+            problems.append(LintProblem(entry.path, line, f"examples[{i}] ({example.input.name}): ranks {first} first; this entry: {own}"))
             continue
         for other in matches[1:]:
             if other.confidence == "high" and other.entry.kind == "cause":
@@ -146,7 +146,6 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
         matches = _run_example(example, catalog)
         if matches and matches[0].entry.id == entry.id:
             problems.append(LintProblem(entry.path, _line_of(text, ["counter_examples", i]), f"counter_examples[{i}] ({example.input.name}): ranks this entry first"))
-    del path
     return problems
 
 

@@ -195,6 +195,16 @@ def _anchor(entry: KBEntry, incident: Incident) -> tuple[ErrorPattern, dict[str,
                 groups = {k: v for k, v in found.groupdict().items() if v is not None}
                 best = (pattern, groups, f"{short}: {message.splitlines()[0][:200]}")
                 break
+    if best is None:
+        # The message may be printed without an exception type ("Inference failed: <message>", a warning
+        # turned fatal, prose around a pasted message): fall back to the whole text, untyped patterns only.
+        for pattern in entry.errors:
+            if pattern.type is not None or (best is not None and best[0].weight >= pattern.weight):
+                continue
+            found = pattern.message.search(incident.text)
+            if found:
+                groups = {k: v for k, v in found.groupdict().items() if v is not None}
+                best = (pattern, groups, f"log: {found.group(0)[:200]}")
     return best
 
 
