@@ -87,8 +87,9 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     index = 0
     pending_chain = ""
     while index < len(lines):
-        if lines[index].strip() != _HEADER:
-            stripped = lines[index].strip()
+        stripped = lines[index].strip()
+        # A pasted traceback often starts at its first frame, without the header line.
+        if stripped != _HEADER and not _FRAME.match(lines[index]):
             if stripped == _CHAIN_CAUSE:
                 pending_chain = "cause"
             elif stripped == _CHAIN_CONTEXT:
@@ -99,7 +100,8 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             last = stacks[-1]
             stacks[-1] = Stack(last.exc_type, last.message, last.frames, last.stream, pending_chain)
         pending_chain = ""
-        index += 1
+        if stripped == _HEADER:
+            index += 1
         frames: list[Frame] = []
         exc_type = message = ""
         while index < len(lines):
