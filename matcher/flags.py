@@ -47,15 +47,31 @@ def _split(line: str) -> list[str]:
         return line.split()
 
 
+def _join_continuations(text: str) -> list[str]:
+    """Shell lines ending in a backslash continue on the next line (long torchrun commands)."""
+    joined: list[str] = []
+    pending = ""
+    for line in text.split("\n"):
+        stripped = line.rstrip()
+        if stripped.endswith("\\") and len(pending) < _MAX_LINE:
+            pending += stripped[:-1] + " "
+            continue
+        joined.append(pending + line)
+        pending = ""
+    if pending:
+        joined.append(pending)
+    return joined
+
+
 def parse_flags(text: str) -> LaunchFlags:
     """Every flag on every launch line; a later line overrides an earlier one for the same flag."""
     flags: dict[str, Any] = {}
     env: dict[str, str] = {}
     files: list[str] = []
-    for line in text.split("\n"):
+    for line in _join_continuations(text):
         if len(line) > _MAX_LINE or "--" not in line or not _LAUNCHER.search(line):
             continue
-        tokens = _split(line.strip().lstrip("$> ").rstrip("\\"))
+        tokens = _split(line.strip().lstrip("$>+ "))
         index = 0
         while index < len(tokens):
             token = tokens[index]

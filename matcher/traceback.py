@@ -19,6 +19,8 @@ _EXCEPTION = re.compile(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure|error))"
     r"(?::\s?(?P<message>.*))?$"
 )
+# Inside a traceback the first unindented line after the frames is the exception, whatever its class is called.
+_ANY_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<message>.*))?$")
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception:"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred:"
 _MAX_MESSAGE_LINES = 40
@@ -119,7 +121,8 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
                 index += 1
                 continue
             stripped = line.strip()
-            exc = _EXCEPTION.match(line) if line and not line[0].isspace() else None
+            exc = _ANY_EXCEPTION.match(line) if line and not line[0].isspace() and frames else None
+            exc = exc or (_EXCEPTION.match(line) if line and not line[0].isspace() else None)
             if exc:
                 exc_type = exc["type"]
                 first = (exc["message"] or "").strip()

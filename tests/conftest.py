@@ -1,0 +1,67 @@
+"""Shared fixtures: the built-in catalog (loaded once, no cache) and a CLI runner that captures output."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dtypefix.matcher.catalog import Catalog, load_catalog
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return load_catalog(cache_dir=None)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No user cache, no private KB, English and no colour unless a test says otherwise."""
+    monkeypatch.setenv("DTYPEFIX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DTYPEFIX_KB", raising=False)
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+class _Stdin(io.TextIOWrapper):
+    def isatty(self) -> bool:
+        return False
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Run ``dtypefix ARGS`` in-process with ``stdin`` bytes; returns exit code and captured output."""
+    from dtypefix.cli.app import main
+
+    def run(*args: str, stdin: bytes | None = None) -> Result:
+        data = stdin if stdin is not None else b""
+        monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(data), encoding="utf-8"))
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def read(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+__all__ = ["DATA", "Result", "read"]
+os.environ.setdefault("COLUMNS", "100")

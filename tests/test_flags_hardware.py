@@ -1,0 +1,52 @@
+"""Launch flags and hardware hints."""
+
+from __future__ import annotations
+
+from dtypefix.matcher.flags import parse_flags
+from dtypefix.matcher.hardware import compute_capability, parse_hardware
+
+
+def test_launch_lines() -> None:
+    text = """+ CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 src/train.py --bf16 True --deepspeed ds_z3.json \\
+--optim=paged_adamw_8bit --gradient_checkpointing
+accelerate launch --mixed_precision fp8 --config_file fsdp.yaml train.py"""
+    launch = parse_flags(text)
+    assert launch.flags["bf16"] is True
+    assert launch.flags["deepspeed"] == "ds_z3.json"
+    assert launch.flags["optim"] == "paged_adamw_8bit"
+    assert launch.flags["gradient_checkpointing"] is True
+    assert launch.flags["mixed_precision"] == "fp8"
+    assert launch.env == {"CUDA_VISIBLE_DEVICES": "0,1"}
+    assert launch.files == ("ds_z3.json", "fsdp.yaml")
+
+
+def test_prose_with_dashes_is_not_a_launch_line() -> None:
+    assert parse_flags("I tried --bf16 and it broke").flags == {}
+
+
+def test_gpu_names_and_capabilities() -> None:
+    text = """GPU models and configuration:
+GPU 0: NVIDIA TITAN RTX
+GPU 1: NVIDIA GeForce GTX 1080 Ti
+|   0  Tesla V100-SXM2-16GB           On   | 00000000:00:1E.0 Off |                    0 |
+UserWarning: Found GPU0 Tesla K80 which is of cuda capability 3.7.
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
+CUDA_VISIBLE_DEVICES=1 python train.py
+"""
+    hw = parse_hardware(text)
+    assert hw.gpu_names == ("NVIDIA TITAN RTX", "NVIDIA GeForce GTX 1080 Ti", "Tesla V100-SXM2-16GB", "Tesla K80")
+    assert min(hw.capabilities) == 3.7 and 7.5 in hw.capabilities
+    assert hw.cuda_device_order == "PCI_BUS_ID" and hw.cuda_visible_devices == "1"
+
+
+def test_capability_table() -> None:
+    assert compute_capability("NVIDIA A100-SXM4-80GB") == 8.0
+    assert compute_capability("NVIDIA GeForce RTX 4090") == 8.9
+    assert compute_capability("Tesla T4") == 7.5
+    assert compute_capability("NVIDIA H100 80GB HBM3") == 9.0
+    assert compute_capability("Some Future Card") is None
+
+
+def test_windows_and_mps() -> None:
+    assert parse_hardware('File "C:\\Users\\me\\train.py"').os == "windows"
+    assert parse_hardware("tensor on device mps:0").mps

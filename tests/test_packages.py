@@ -1,0 +1,97 @@
+"""Package versions from every listing format people paste."""
+
+from __future__ import annotations
+
+import pytest
+
+from dtypefix.matcher.packages import parse_versions
+
+PIP_FREEZE = """accelerate==0.34.2
+bitsandbytes==0.43.1
+deepspeed==0.14.2
+liger_kernel==0.5.2
+torch==2.4.0+cu121
+transformers @ git+https://github.com/huggingface/transformers@abc123
+"""
+
+PIP_LIST = """Package                  Version
+------------------------ ------------
+accelerate               0.34.2
+flash-attn               2.6.3
+peft                     0.12.0
+"""
+
+CONDA_LIST = """# packages in environment at /home/user/miniconda3/envs/train:
+#
+# Name                    Version                   Build  Channel
+pytorch                   2.1.0           py3.10_cuda12.1_cudnn8.9.2_0    pytorch
+transformers              4.36.2                   pypi_0    pypi
+"""
+
+COLLECT_ENV = """PyTorch version: 2.3.1+cu121
+Is debug build: False
+CUDA used to build PyTorch: 12.1
+OS: Ubuntu 22.04.4 LTS (x86_64)
+Python version: 3.10.14 (main, Mar 21 2024, 16:24:04) [GCC 11.2.0] (64-bit runtime)
+GPU models and configuration:
+GPU 0: NVIDIA A100-SXM4-80GB
+Versions of relevant libraries:
+[pip3] numpy==1.26.4
+[pip3] torch==2.3.1
+[conda] torch                     2.3.1                    pypi_0    pypi
+"""
+
+ACCELERATE_ENV = """- `Accelerate` version: 0.30.1
+- Platform: Linux-5.15.0-105-generic-x86_64-with-glibc2.35
+- Python version: 3.10.14
+- Numpy version: 1.26.4
+- PyTorch version (GPU?): 2.3.0+cu121 (True)
+- GPU type: NVIDIA H100 80GB HBM3
+"""
+
+TRANSFORMERS_ENV = """- `transformers` version: 4.41.2
+- Platform: Linux-5.4.0-x86_64-with-glibc2.31
+- Python version: 3.10.12
+- Huggingface_hub version: 0.23.4
+- Safetensors version: 0.4.3
+- Accelerate version: 0.31.0
+- PyTorch version (GPU?): 2.3.1+cu121 (True)
+"""
+
+DS_REPORT = """DeepSpeed general environment info:
+torch install path ............... ['/home/user/.venv/lib/python3.10/site-packages/torch']
+torch version .................... 2.1.2+cu121
+deepspeed install path ........... ['/home/user/.venv/lib/python3.10/site-packages/deepspeed']
+deepspeed info ................... 0.12.6, unknown, unknown
+torch cuda version ............... 12.1
+nvcc version ..................... 12.1
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (PIP_FREEZE, {"accelerate": "0.34.2", "deepspeed": "0.14.2", "liger-kernel": "0.5.2", "torch": "2.4.0+cu121"}),
+        (PIP_LIST, {"accelerate": "0.34.2", "flash-attn": "2.6.3", "peft": "0.12.0"}),
+        (CONDA_LIST, {"torch": "2.1.0", "transformers": "4.36.2"}),
+        (COLLECT_ENV, {"torch": "2.3.1+cu121", "numpy": "1.26.4"}),
+        (ACCELERATE_ENV, {"accelerate": "0.30.1", "torch": "2.3.0+cu121", "numpy": "1.26.4"}),
+        (TRANSFORMERS_ENV, {"transformers": "4.41.2", "accelerate": "0.31.0", "torch": "2.3.1+cu121", "safetensors": "0.4.3"}),
+        (DS_REPORT, {"torch": "2.1.2+cu121", "deepspeed": "0.12.6"}),
+    ],
+    ids=["pip-freeze", "pip-list", "conda-list", "collect-env", "accelerate-env", "transformers-env", "ds-report"],
+)
+def test_listing_formats(text: str, expected: dict[str, str]) -> None:
+    found = {name: v.version for name, v in parse_versions(text).items()}
+    for name, version in expected.items():
+        assert found.get(name) == version, (name, found)
+
+
+def test_programs_are_not_packages() -> None:
+    found = parse_versions(COLLECT_ENV + DS_REPORT + TRANSFORMERS_ENV)
+    assert "python" not in found and "cuda" not in found and "nvcc" not in found
+
+
+def test_versions_inside_prose() -> None:
+    found = parse_versions("I run `deepspeed==0.14.0` with transformers==4.40.1, and torch 2.1 (cu121).")
+    assert found["deepspeed"].version == "0.14.0" and found["transformers"].version == "4.40.1"
