@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from dtypefix.matcher.catalog import Catalog, default_cache_dir, load_catalog
 
 from .i18n import default_lang
@@ -56,11 +55,17 @@ KbOption = Annotated[
 ]
 ConfigOption = Annotated[
     list[str] | None,
-    typer.Option("--config", "-c", help="A DeepSpeed JSON, Accelerate/Axolotl/LLaMA-Factory YAML or TrainingArguments JSON (repeatable)."),
+    typer.Option(
+        "--config",
+        "-c",
+        help="A DeepSpeed JSON, Accelerate/Axolotl/LLaMA-Factory YAML or TrainingArguments JSON (repeatable).",
+    ),
 ]
 FreezeOption = Annotated[
     list[str] | None,
-    typer.Option("--freeze", help="Package versions: pip freeze, pip list, conda list or collect_env output (repeatable)."),
+    typer.Option(
+        "--freeze", help="Package versions: pip freeze, pip list, conda list or collect_env output (repeatable)."
+    ),
 ]
 ThisEnvOption = Annotated[
     bool, typer.Option("--this-env", help="Read the packages installed in the running Python (never imports torch).")

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from dtypefix.matcher.configs import Config
 from dtypefix.matcher.explain import explain_incident
 from dtypefix.matcher.incident import build_incident
-from dtypefix.matcher.score import check_entries
 from dtypefix.matcher.result import Report
+from dtypefix.matcher.score import check_entries
 
 from .app import (
     ConfigOption,
@@ -104,7 +103,9 @@ def check(
     config: ConfigOption = None,
     freeze: FreezeOption = None,
     this_env: ThisEnvOption = False,
-    flags: Annotated[str, typer.Option("--flags", help="The launch command line, e.g. '--bf16 True --deepspeed ds.json'.")] = "",
+    flags: Annotated[
+        str, typer.Option("--flags", help="The launch command line, e.g. '--bf16 True --deepspeed ds.json'.")
+    ] = "",
     lang: LangOption = None,
     fmt: FormatOption = None,
     kb: KbOption = None,
@@ -118,7 +119,11 @@ def check(
     if not config and not freeze and not this_env and not flags:
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
     freeze_texts, configs = _attachments(freeze, config, this_env)
-    launch = ("python train.py " + flags) if flags and not flags.lstrip().startswith(("python", "torchrun", "deepspeed", "accelerate")) else flags
+    launch = (
+        ("python train.py " + flags)
+        if flags and not flags.lstrip().startswith(("python", "torchrun", "deepspeed", "accelerate"))
+        else flags
+    )
     incident = build_incident(launch, freeze=freeze_texts, configs=configs)
     catalog = catalog_for(kb)
     report = Report(incident, tuple(check_entries(catalog.active, incident)), (), catalog.problems)
@@ -128,7 +133,9 @@ def check(
 
 @app.command()
 def lint(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Entry files or KB folders; the built-in KB when absent.")] = None,
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Entry files or KB folders; the built-in KB when absent.")
+    ] = None,
     kb: KbOption = None,
 ) -> int:
     """Validate entries: schema, safe regexes, both languages, references, ids, canonical form, and that each
@@ -161,7 +168,9 @@ def lint(
 @app.command()
 def fmt(
     paths: Annotated[list[Path], typer.Argument(help="Entry files or KB folders to rewrite in canonical form.")],
-    check_only: Annotated[bool, typer.Option("--check", help="Only report files that are not canonical (exit 1).")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Only report files that are not canonical (exit 1).")
+    ] = False,
 ) -> int:
     """Rewrite entries in canonical form (key order, block text) so diffs show content, not style.
 
@@ -190,3 +199,102 @@ def fmt(
                     path.write_text(text, encoding="utf-8")
                     typer.echo(f"reformatted {path}", err=True)
     return 1 if check_only and changed else 0
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words from the error message, a package, a tag, an id — or Chinese text.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many results.")] = 10,
+    fmt: FormatOption = None,
+    lang: LangOption = None,
+    kb: KbOption = None,
+) -> int:
+    """Fuzzy-search the knowledge base by message, package, tag, id or text, in English or Chinese.
+
+    Exit code 0 when something matched, 1 when nothing did.
+
+    Example: dtypefix search "unscale fp16"
+    """
+    from dtypefix.matcher.search import search as run_search
+
+    if not query.strip():
+        raise InputError("empty query")
+    hits = run_search(catalog_for(kb).entries, query, limit=limit)
+    chosen = OutputFormat.resolve(fmt, sys.stdout)
+    if chosen is OutputFormat.json:
+        data = [
+            {"id": h.entry.id, "slug": h.entry.slug, "title": {"en": h.entry.title.en, "zh": h.entry.title.zh},
+             "score": h.score, "field": h.field, "snippet": h.snippet, "status": h.entry.status}
+            for h in hits
+        ]
+        sys.stdout.write(to_json({"query": query, "results": data}))
+    else:
+        one = _lang(lang)
+        one = "en" if one == "both" else one
+        lines = [f"| id | {'标题' if one == 'zh' else 'title'} | field | score |", "| --- | --- | --- | --- |"]
+        lines += [f"| `{h.entry.id}` | {h.entry.title.get(one)} | {h.field}: {h.snippet[:60]} | {h.score:g} |" for h in hits]
+        print_markdown("\n".join(lines) + "\n" if hits else f"No entry matches {query!r}.\n", chosen)
+    return 0 if hits else 1
+
+
+@app.command()
+def new(
+    area: Annotated[str, typer.Option(prompt="Area (torch, deepspeed, accelerate, fsdp, peft, kernels, devices, hardware, frameworks, family)", help="The KB folder.")],
+    title: Annotated[str, typer.Option(prompt="Title (English): what fails, not the fix", help="English title.")],
+    message: Annotated[str, typer.Option(prompt="Error message (a line as printed)", help="The error line; becomes the first pattern.")],
+    example: Annotated[Path | None, typer.Option("--example", help="A log with the real failure, copied as the first example.")] = None,
+    slug: Annotated[str | None, typer.Option(help="File name; derived from the title when absent.")] = None,
+    kb_root: Annotated[Path | None, typer.Option("--kb-root", help="KB to write into; the project's kb/ by default.")] = None,
+) -> int:
+    """Scaffold a new entry and its example folder, with the next free id of the area.
+
+    The skeleton is schema-valid but full of TODO(dtypefix new) markers that lint rejects until replaced.
+
+    Example: dtypefix new --area deepspeed --title "..." --message "RuntimeError: ..." --example my.log
+    """
+    from dtypefix.matcher.catalog import builtin_kb_dir
+
+    from .scaffold import scaffold_entry
+
+    root = kb_root or builtin_kb_dir()
+    log_text = read_text_file(str(example), "example") if example else None
+    path = scaffold_entry(root, area, title, message, log_text, slug)
+    typer.echo(f"wrote {path} and {path.with_suffix('')}/; next: fill the TODOs, then `dtypefix lint {path}`")
+    return 0
+
+
+@app.command()
+def docs(
+    out: Annotated[Path, typer.Option("--out", help="Where the Markdown pages go.")] = Path("docs/kb"),
+    check_only: Annotated[bool, typer.Option("--check", help="Exit 1 when docs/kb is stale, writing nothing.")] = False,
+    html: Annotated[Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")] = None,
+) -> int:
+    """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/.
+
+    Example: dtypefix docs --check
+    """
+    from .docs import generate_docs, to_html_site
+
+    pages = generate_docs(catalog_for(None).entries)
+    stale = sorted(p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text)
+    extra = sorted(str(p.relative_to(out)) for p in out.rglob("*.md") if str(p.relative_to(out)) not in pages) if out.is_dir() else []
+    if check_only:
+        for name in stale + extra:
+            typer.echo(f"{out / name}: stale")
+        if stale or extra:
+            typer.echo("dtypefix docs: docs/kb is stale; run `dtypefix docs` and commit the result", err=True)
+            return 1
+        return 0
+    for name in extra:
+        (out / name).unlink()
+    for name in stale:
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(pages[name], encoding="utf-8")
+    if html is not None:
+        for name, text in to_html_site(pages).items():
+            target = html / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    typer.echo(f"dtypefix docs: {len(stale)} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
+    return 0

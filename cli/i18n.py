@@ -40,8 +40,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "does_not_help": ("Does not help", "这些做法没用"),
     "notes": ("Notes", "补充说明"),
     "references": ("References", "参考资料"),
-    "fixed.note": ("Note: {detail}; this cause is unlikely unless the fix was reverted.",
-                   "注意：{detail}，已经包含修复，除非修复被回退，否则不太可能是这个原因。"),
+    "fixed.note": (
+        "Note: {detail}; this cause is unlikely unless the fix was reverted.",
+        "注意：{detail}，已经包含修复，除非修复被回退，否则不太可能是这个原因。",
+    ),
     "others": ("Other candidates", "其他候选"),
     "decide": ("To decide between the candidates, add", "要在候选原因之间做出判断，请补充"),
     "none.body": (
@@ -51,9 +53,9 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "none.error": ("the error `{error}`", "报错 `{error}`"),
     "none.noerror": ("no Python exception or error line", "任何 Python 异常或报错行都没有"),
     "none.next": (
-        "Try `dtypefix search \"<words from the message>\"`, pass the whole log rather than the last line, "
+        'Try `dtypefix search "<words from the message>"`, pass the whole log rather than the last line, '
         "or file a report with `dtypefix report` so the failure can be added.",
-        "可以试试 `dtypefix search \"报错里的关键词\"`，把完整日志而不只是最后一行传进来，"
+        '可以试试 `dtypefix search "报错里的关键词"`，把完整日志而不只是最后一行传进来，'
         "或者用 `dtypefix report` 生成报告，方便把这个问题加进知识库。",
     ),
     "input.notes": ("Input problems", "输入问题"),
@@ -61,13 +63,19 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "column.id": ("id", "编号"),
     "column.title": ("title", "标题"),
     "check.intro": ("Known failures these settings lead to:", "这些配置已知会导致以下失败："),
-    "decider.deepspeed-config": ("your DeepSpeed config: `--config ds_config.json`", "你的 DeepSpeed 配置：`--config ds_config.json`"),
+    "decider.deepspeed-config": (
+        "your DeepSpeed config: `--config ds_config.json`",
+        "你的 DeepSpeed 配置：`--config ds_config.json`",
+    ),
     "decider.accelerate-config": (
         "your Accelerate config: `--config ~/.cache/huggingface/accelerate/default_config.yaml`",
         "你的 Accelerate 配置：`--config ~/.cache/huggingface/accelerate/default_config.yaml`",
     ),
     "decider.axolotl-config": ("your Axolotl YAML: `--config config.yml`", "你的 Axolotl YAML：`--config config.yml`"),
-    "decider.llamafactory-config": ("your LLaMA-Factory YAML: `--config train.yaml`", "你的 LLaMA-Factory YAML：`--config train.yaml`"),
+    "decider.llamafactory-config": (
+        "your LLaMA-Factory YAML: `--config train.yaml`",
+        "你的 LLaMA-Factory YAML：`--config train.yaml`",
+    ),
     "decider.launch": (
         "the launch command or TrainingArguments (paste the command line, or `--config training_args.json`)",
         "启动命令或 TrainingArguments（把启动命令贴进来，或 `--config training_args.json`）",

@@ -101,7 +101,9 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
                 for s in incident.stacks
                 if isinstance(s, Stack)
             ],
-            "error_lines": [{"type": e.exc_type, "message": e.message, "stream": e.stream} for e in incident.error_lines],
+            "error_lines": [
+                {"type": e.exc_type, "message": e.message, "stream": e.stream} for e in incident.error_lines
+            ],
             "packages": {name: p.version for name, p in incident.packages.items()},
             "configs": [{"kind": c.kind, "origin": c.origin} for c in incident.configs],
             "flags": {k: v if isinstance(v, bool | int | float) else str(v) for k, v in incident.launch.flags.items()},

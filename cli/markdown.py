@@ -122,9 +122,13 @@ def _format_one(report: Report, lang: str, top: int) -> str:
     rest = report.matches[top:]
     if rest:
         lines += [f"## {t('others', lang)}", ""]
-        lines += [f"| {t('column.id', lang)} | {t('column.title', lang)} | {t('confidence', lang)} | {t('score', lang)} |",
-                  "| --- | --- | --- | --- |"]
-        lines += [f"| `{m.entry.id}` | {m.entry.title.get(lang)} | {t(m.confidence, lang)} | {m.score:g} |" for m in rest]
+        lines += [
+            f"| {t('column.id', lang)} | {t('column.title', lang)} | {t('confidence', lang)} | {t('score', lang)} |",
+            "| --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| `{m.entry.id}` | {m.entry.title.get(lang)} | {t(m.confidence, lang)} | {m.score:g} |" for m in rest
+        ]
         lines.append("")
     if report.deciders:
         lines += [f"## {t('decide', lang)}", ""]

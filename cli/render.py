@@ -36,7 +36,7 @@ def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
 
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
     return (
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\">"
+        '<!doctype html>\n<html><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title></head>\n<body>\n{body}</body></html>\n"
     )
 

@@ -13,13 +13,43 @@ import yaml
 __all__ = ["canonical_text"]
 
 _ORDER = {
-    None: ["id", "title", "kind", "family", "tags", "severity", "status", "retired_reason", "match", "explanation",
-           "affected", "fixed_in", "messages", "references", "examples", "counter_examples"],
+    None: [
+        "id",
+        "title",
+        "kind",
+        "family",
+        "tags",
+        "severity",
+        "status",
+        "retired_reason",
+        "match",
+        "explanation",
+        "affected",
+        "fixed_in",
+        "messages",
+        "references",
+        "examples",
+        "counter_examples",
+    ],
     "title": ["en", "zh"],
     "match": ["errors", "frames", "log", "packages", "configs", "env", "exclude"],
     "explanation": ["cause", "fix", "does_not_help", "notes"],
-    "condition": ["type", "message", "file", "function", "pattern", "name", "spec", "path", "key", "op", "value",
-                  "default", "weight", "required"],
+    "condition": [
+        "type",
+        "message",
+        "file",
+        "function",
+        "pattern",
+        "name",
+        "spec",
+        "path",
+        "key",
+        "op",
+        "value",
+        "default",
+        "weight",
+        "required",
+    ],
     "example": ["input", "configs", "freeze", "source", "note"],
     "reference": ["url", "title"],
     "text": ["en", "zh"],
@@ -47,8 +77,13 @@ _Dumper.add_representer(str, _str)
 
 def _ordered(value: Any, context: str | None) -> Any:
     if isinstance(value, list):
-        child = {"references": "reference", "examples": "example", "counter_examples": "example",
-                 "fix": "text", "does_not_help": "text"}.get(context or "", "condition")
+        child = {
+            "references": "reference",
+            "examples": "example",
+            "counter_examples": "example",
+            "fix": "text",
+            "does_not_help": "text",
+        }.get(context or "", "condition")
         if context in ("tags", "messages"):
             return list(value)
         return [_ordered(item, child) if isinstance(item, dict) else item for item in value]
@@ -80,5 +115,7 @@ _ORDER["exclude"] = _ORDER["match"]
 def canonical_text(data: dict[str, Any]) -> str:
     """The canonical YAML for an entry mapping."""
     ordered = _ordered(data, None)
-    text: str = yaml.dump(ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000, default_flow_style=False)
+    text: str = yaml.dump(
+        ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000, default_flow_style=False
+    )
     return text

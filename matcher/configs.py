@@ -173,7 +173,7 @@ def _read_yaml(text: str) -> dict[str, Any]:
         raise ConfigError(f"more than {_MAX_ALIASES} YAML aliases; refusing to expand them")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader/SafeLoader are the safe loaders
+        data = yaml.load(text, Loader=loader)
     except RecursionError:
         raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels") from None
     except yaml.YAMLError as exc:
@@ -199,8 +199,24 @@ def detect_kind(data: dict[str, Any]) -> str | None:
         return "axolotl"
     if keys & {"finetuning_type", "template", "stage"} and keys & {"model_name_or_path", "dataset"}:
         return "llamafactory"
-    if len(keys & {"output_dir", "per_device_train_batch_size", "learning_rate", "num_train_epochs",
-                   "gradient_accumulation_steps", "bf16", "fp16", "optim", "deepspeed", "fsdp"}) >= 2:
+    if (
+        len(
+            keys
+            & {
+                "output_dir",
+                "per_device_train_batch_size",
+                "learning_rate",
+                "num_train_epochs",
+                "gradient_accumulation_steps",
+                "bf16",
+                "fp16",
+                "optim",
+                "deepspeed",
+                "fsdp",
+            }
+        )
+        >= 2
+    ):
         return "trainer"
     return None
 
@@ -296,8 +312,10 @@ def _blocks(lines: list[str]) -> Iterator[tuple[str, str]]:
             continue
         if _YAML_LINE.match(line):
             end = index
-            while end < len(lines) and end - index < _MAX_BLOCK_LINES and (
-                _YAML_LINE.match(lines[end]) or lines[end].startswith(("  ", "\t")) and lines[end].strip()
+            while (
+                end < len(lines)
+                and end - index < _MAX_BLOCK_LINES
+                and (_YAML_LINE.match(lines[end]) or (lines[end].startswith(("  ", "\t")) and lines[end].strip()))
             ):
                 end += 1
             if end - index >= 3:

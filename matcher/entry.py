@@ -16,8 +16,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from .regex import Pattern, PatternError, compile_pattern
 
 __all__ = [
-    "ConfigCondition",
     "Condition",
+    "ConfigCondition",
     "EntryError",
     "EnvCondition",
     "ErrorPattern",
@@ -216,7 +216,8 @@ def _conditions(group: dict[str, Any], where: str) -> dict[str, tuple[Any, ...]]
         for item in group.get("configs", [])
     )
     out["env"] = tuple(
-        EnvCondition(item["key"], item.get("op", "=="), item.get("value"), **common(item)) for item in group.get("env", [])
+        EnvCondition(item["key"], item.get("op", "=="), item.get("value"), **common(item))
+        for item in group.get("env", [])
     )
     for i, item in enumerate(group.get("configs", [])):
         if item.get("op") == "matches":

@@ -104,10 +104,15 @@ class Incident:
 
     def _resolve_auto(self, precision: str, origin: str) -> Fact:
         # The HF Trainer fills DeepSpeed "auto" from its own --bf16/--fp16; without them "auto" is unknown.
-        for source in (f"trainer.{precision}", f"flags.{precision}", f"axolotl.{precision}", f"llamafactory.{precision}"):
+        for source in (
+            f"trainer.{precision}",
+            f"flags.{precision}",
+            f"axolotl.{precision}",
+            f"llamafactory.{precision}",
+        ):
             fact = self.config_fact(source)
             if fact.known and isinstance(fact.value, bool):
-                return Fact(True, fact.value, f"{origin} (\"auto\" from {fact.source})")
+                return Fact(True, fact.value, f'{origin} ("auto" from {fact.source})')
         return Fact(False, kind_present=True)
 
     def _precision(self, name: str) -> Fact:
@@ -119,7 +124,11 @@ class Incident:
                 says_true.append(fact.source)
             elif fact.known and fact.value is False:
                 says_other.append(fact.source)
-        for source in ("accelerate.mixed_precision", "flags.mixed_precision", "accelerate.deepspeed_config.mixed_precision"):
+        for source in (
+            "accelerate.mixed_precision",
+            "flags.mixed_precision",
+            "accelerate.deepspeed_config.mixed_precision",
+        ):
             fact = self.config_fact(source)
             if fact.known and isinstance(fact.value, str) and fact.value.lower() != "auto":
                 (says_true if fact.value.lower() == name else says_other).append(fact.source)

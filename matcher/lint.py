@@ -17,17 +17,18 @@ from urllib.parse import urlparse
 
 import yaml
 
+from .canonical import canonical_text
 from .catalog import Catalog, builtin_kb_dir, entry_files, read_entry_mapping
+from .configs import ConfigError, parse_config
 from .entry import EntryError, Example, KBEntry, entry_from_mapping
 from .explain import explain_incident
+from .ids import read_ledger
 from .incident import build_incident
-from .canonical import canonical_text
-from .configs import ConfigError, parse_config
 
-__all__ = ["LintProblem", "lint_paths", "read_ledger"]
+__all__ = ["LintProblem", "lint_paths"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_LEDGER_LINE = re.compile(r"^(?P<id>DTF\d{3,4})\s+(?P<slug>[\w-]+/[\w-]+)\s*$")
+_PLACEHOLDER = "TODO(dtypefix new)"
 
 
 @dataclass(frozen=True)
@@ -64,19 +65,6 @@ def _line_of(text: str, keys: list[str | int]) -> int:
     return line
 
 
-def read_ledger(kb_root: Path) -> dict[str, str]:
-    """``{id: slug}`` from ``kb/ids.txt``: every id ever given out."""
-    ledger: dict[str, str] = {}
-    path = kb_root / "ids.txt"
-    if not path.exists():
-        return ledger
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        match = _LEDGER_LINE.match(raw.strip())
-        if match:
-            ledger[match["id"]] = match["slug"]
-    return ledger
-
-
 def _texts(data: dict[str, Any]) -> Iterable[tuple[list[str | int], dict[str, str]]]:
     yield ["title"], data["title"]
     explanation = data["explanation"]
@@ -93,20 +81,33 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     problems = []
     for keys, value in _texts(data):
         if not _CJK.search(value.get("zh", "")):
-            problems.append(LintProblem(path, _line_of(text, [*keys, "zh"]), f"{'.'.join(map(str, keys))}.zh: no Chinese text"))
+            problems.append(
+                LintProblem(path, _line_of(text, [*keys, "zh"]), f"{'.'.join(map(str, keys))}.zh: no Chinese text")
+            )
         if not value.get("en", "").strip():
             problems.append(LintProblem(path, _line_of(text, [*keys, "en"]), f"{'.'.join(map(str, keys))}.en: empty"))
     for i, ref in enumerate(data["references"]):
         parsed = urlparse(ref["url"])
         if parsed.scheme != "https" or "." not in parsed.netloc or " " in ref["url"]:
-            problems.append(LintProblem(path, _line_of(text, ["references", i, "url"]), f"references[{i}].url: not a well-formed https URL"))
+            problems.append(
+                LintProblem(
+                    path, _line_of(text, ["references", i, "url"]), f"references[{i}].url: not a well-formed https URL"
+                )
+            )
     folder = path.with_suffix("")
     for group in ("examples", "counter_examples"):
         for i, example in enumerate(data[group]):
-            names = [example["input"], *example.get("configs", [])] + ([example["freeze"]] if example.get("freeze") else [])
+            names = [example["input"], *example.get("configs", [])] + (
+                [example["freeze"]] if example.get("freeze") else []
+            )
             for name in names:
                 if not (folder / name).is_file():
-                    problems.append(LintProblem(path, _line_of(text, [group, i]), f"{group}[{i}]: file not found: {folder / name}"))
+                    problems.append(
+                        LintProblem(path, _line_of(text, [group, i]), f"{group}[{i}]: file not found: {folder / name}")
+                    )
+    if _PLACEHOLDER in text:
+        line = next(i for i, row in enumerate(text.splitlines(), 1) if _PLACEHOLDER in row)
+        problems.append(LintProblem(path, line, f"placeholder left from `dtypefix new`: replace every {_PLACEHOLDER}"))
     if canonical_text(data) != text:
         problems.append(LintProblem(path, 1, "not in canonical form: run `dtypefix fmt " + str(path) + "`"))
     return problems
@@ -135,17 +136,33 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
         if not matches or matches[0].entry.id != entry.id:
             first = f"{matches[0].entry.id} ({matches[0].score:g})" if matches else "nothing"
             own = next((f"{m.score:g}" for m in matches if m.entry.id == entry.id), "no match")
-            problems.append(LintProblem(entry.path, line, f"examples[{i}] ({example.input.name}): ranks {first} first; this entry: {own}"))
+            problems.append(
+                LintProblem(
+                    entry.path, line, f"examples[{i}] ({example.input.name}): ranks {first} first; this entry: {own}"
+                )
+            )
             continue
         for other in matches[1:]:
             if other.confidence == "high" and other.entry.kind == "cause":
-                problems.append(LintProblem(entry.path, line, f"examples[{i}] ({example.input.name}): also claimed with high confidence by {other.entry.id}"))
+                problems.append(
+                    LintProblem(
+                        entry.path,
+                        line,
+                        f"examples[{i}] ({example.input.name}): also claimed with high confidence by {other.entry.id}",
+                    )
+                )
     for i, example in enumerate(entry.counter_examples):
         if not example.input.is_file():
             continue
         matches = _run_example(example, catalog)
         if matches and matches[0].entry.id == entry.id:
-            problems.append(LintProblem(entry.path, _line_of(text, ["counter_examples", i]), f"counter_examples[{i}] ({example.input.name}): ranks this entry first"))
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    _line_of(text, ["counter_examples", i]),
+                    f"counter_examples[{i}] ({example.input.name}): ranks this entry first",
+                )
+            )
     return problems
 
 
@@ -168,7 +185,14 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
             message = str(exc)
             where, _, rest = message.partition(": ")
             field = rest.split(": ", 1)[0]
-            line = _line_of(path.read_text(encoding="utf-8", errors="replace"), [int(p) if p.isdigit() else p for p in field.split(".")]) if field else 1
+            line = (
+                _line_of(
+                    path.read_text(encoding="utf-8", errors="replace"),
+                    [int(p) if p.isdigit() else p for p in field.split(".")],
+                )
+                if field
+                else 1
+            )
             problems.append(LintProblem(path, line, rest or message))
             continue
         problems.extend(_static(path, text, data))
@@ -177,7 +201,9 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
             problems.append(LintProblem(path, id_line, f"id {entry.id} is also used by {seen_ids[entry.id]}"))
         seen_ids[entry.id] = path
         if ledger and entry.id in ledger and ledger[entry.id] != slug:
-            problems.append(LintProblem(path, id_line, f"id {entry.id} was given to {ledger[entry.id]} (ids are never reused)"))
+            problems.append(
+                LintProblem(path, id_line, f"id {entry.id} was given to {ledger[entry.id]} (ids are never reused)")
+            )
         elif ledger and entry.id not in ledger:
             problems.append(LintProblem(path, id_line, f"id {entry.id} is not in kb/ids.txt: add `{entry.id} {slug}`"))
         if entry.status == "active" and entry.id in by_id:
@@ -186,5 +212,9 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
         present = {slug for _, slug in files}
         for entry_id, slug in ledger.items():
             if slug not in present:
-                problems.append(LintProblem(kb_root / "ids.txt", 1, f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"))
+                problems.append(
+                    LintProblem(
+                        kb_root / "ids.txt", 1, f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"
+                    )
+                )
     return problems

@@ -125,7 +125,9 @@ def _evaluate(condition: Condition, incident: Incident) -> Evidence:
     if isinstance(condition, FramePattern):
         label = f"traceback passes through {condition.source}"
         if not incident.has_frames:
-            return Evidence("unknown", "frame", label, "no traceback frames in the input", condition.weight, "traceback")
+            return Evidence(
+                "unknown", "frame", label, "no traceback frames in the input", condition.weight, "traceback"
+            )
         for stack in incident.stacks:
             for frame in stack.frames:
                 if (condition.file is None or condition.file.search(frame.file)) and (
@@ -144,7 +146,9 @@ def _evaluate(condition: Condition, incident: Incident) -> Evidence:
         label = f"{condition.name} {condition.spec}"
         version, printed = _installed(incident, condition.name)
         if version is None:
-            return Evidence("unknown", "package", label, f"{condition.name} version not given", condition.weight, "freeze")
+            return Evidence(
+                "unknown", "package", label, f"{condition.name} version not given", condition.weight, "freeze"
+            )
         origin = incident.packages[condition.name].origin
         status = "held" if condition.spec.contains(version, prereleases=True) else "failed"
         return Evidence(status, "package", label, f"{condition.name} {printed} ({origin})", condition.weight)
@@ -168,7 +172,9 @@ def _config_evidence(condition: ConfigCondition, fact: Fact, incident: Incident)
     if not fact.known:
         if fact.kind_present and condition.has_default:
             status = "held" if _compare(condition.op, condition.default, condition.value) else "failed"
-            return Evidence(status, "config", label, f"not set (defaults to {_show(condition.default)})", condition.weight)
+            return Evidence(
+                status, "config", label, f"not set (defaults to {_show(condition.default)})", condition.weight
+            )
         if fact.kind_present and condition.op == "exists":
             return Evidence("failed", "config", label, "not set", condition.weight)
         why = "not set in the config given" if fact.kind_present else "no such config in the input"
@@ -300,7 +306,11 @@ def deciders(matches: list[Match]) -> list[Decider]:
     if not matches:
         return []
     best = matches[0].score
-    close = [m for m in matches if best - m.score <= _CLOSE or m.entry.kind == "cause" and m.entry.family == matches[0].entry.family]
+    close = [
+        m
+        for m in matches
+        if best - m.score <= _CLOSE or (m.entry.kind == "cause" and m.entry.family == matches[0].entry.family)
+    ]
     by_key: dict[str, list[str]] = {}
     for match in close:
         if match.entry.kind == "family":

@@ -115,9 +115,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
                 if nxt.startswith("    ") and not _FRAME.match(nxt):
                     code = nxt.strip()
                     index += 1
-                frames.append(
-                    Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code)
-                )
+                frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code))
                 index += 1
                 continue
             stripped = line.strip()

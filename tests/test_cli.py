@@ -42,7 +42,12 @@ def test_json_output_validates_against_the_documented_schema(cli) -> None:
 
 
 def test_no_known_cause_is_exit_1_and_still_valid_json(cli) -> None:
-    result = cli("explain", "--format", "json", stdin=b"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'foo'\n")
+    result = cli(
+        "explain",
+        "--format",
+        "json",
+        stdin=b"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'foo'\n",
+    )
     assert result.code == 1
     data = json.loads(result.out)
     jsonschema.validate(data, SCHEMA)
@@ -115,6 +120,8 @@ def test_python_dash_m_and_console_script() -> None:
     assert run.returncode == 0 and "explain" in run.stdout
     proc = subprocess.run(
         [sys.executable, "-m", "dtypefix.cli", "explain", "--format", "json"],
-        input=MAT1, capture_output=True, check=False,
+        input=MAT1,
+        capture_output=True,
+        check=False,
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)["matches"]

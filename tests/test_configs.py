@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dtypefix.matcher.configs import ConfigError, find_embedded, lookup, parse_config
 
 DS_AUTO = """{
@@ -51,7 +50,9 @@ enable_liger_kernel: true
 deepspeed: examples/deepspeed/ds_z3_config.json
 """
 
-TRAINING_ARGS = '{"output_dir": "out", "per_device_train_batch_size": 4, "bf16": true, "fp16": false, "optim": "adamw_torch"}'
+TRAINING_ARGS = (
+    '{"output_dir": "out", "per_device_train_batch_size": 4, "bf16": true, "fp16": false, "optim": "adamw_torch"}'
+)
 
 
 @pytest.mark.parametrize(

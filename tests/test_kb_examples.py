@@ -6,7 +6,6 @@ Adding an entry with its example files adds its tests here without touching Pyth
 from __future__ import annotations
 
 import pytest
-
 from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.configs import parse_config
 from dtypefix.matcher.entry import Example
@@ -35,14 +34,18 @@ def test_catalog_loads_without_problems() -> None:
     assert _CATALOG.problems == ()
 
 
-@pytest.mark.parametrize(("entry_id", "example"), _cases("examples"), ids=lambda v: v if isinstance(v, str) else v.input.name)
+@pytest.mark.parametrize(
+    ("entry_id", "example"), _cases("examples"), ids=lambda v: v if isinstance(v, str) else v.input.name
+)
 def test_example_ranks_its_entry_first(entry_id: str, example: Example) -> None:
     ranked = _rank(example)
     assert ranked, f"{example.input}: nothing matched"
     assert ranked[0] == entry_id, f"{example.input}: ranked {ranked[:3]}, expected {entry_id} first"
 
 
-@pytest.mark.parametrize(("entry_id", "example"), _cases("counter_examples"), ids=lambda v: v if isinstance(v, str) else v.input.name)
+@pytest.mark.parametrize(
+    ("entry_id", "example"), _cases("counter_examples"), ids=lambda v: v if isinstance(v, str) else v.input.name
+)
 def test_counter_example_does_not_rank_entry_first(entry_id: str, example: Example) -> None:
     ranked = _rank(example)
     assert not ranked or ranked[0] != entry_id, f"{example.input}: {entry_id} ranked first"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from dtypefix.matcher.canonical import canonical_text
 from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.lint import lint_paths
@@ -104,5 +103,7 @@ def test_reference_must_be_a_url(private_kb: Path) -> None:
 def test_schema_problem_points_to_line(private_kb: Path) -> None:
     path = _edit(private_kb, lambda d: d.__setitem__("severity", "fatal"))
     problems = _lint(private_kb)
-    line = next(i for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text.startswith("severity:"))
+    line = next(
+        i for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text.startswith("severity:")
+    )
     assert any(f"my-entry.yaml:{line}: severity" in p for p in problems), problems

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dtypefix.matcher.packages import parse_versions
 
 PIP_FREEZE = """accelerate==0.34.2
@@ -76,7 +75,10 @@ nvcc version ..................... 12.1
         (CONDA_LIST, {"torch": "2.1.0", "transformers": "4.36.2"}),
         (COLLECT_ENV, {"torch": "2.3.1+cu121", "numpy": "1.26.4"}),
         (ACCELERATE_ENV, {"accelerate": "0.30.1", "torch": "2.3.0+cu121", "numpy": "1.26.4"}),
-        (TRANSFORMERS_ENV, {"transformers": "4.41.2", "accelerate": "0.31.0", "torch": "2.3.1+cu121", "safetensors": "0.4.3"}),
+        (
+            TRANSFORMERS_ENV,
+            {"transformers": "4.41.2", "accelerate": "0.31.0", "torch": "2.3.1+cu121", "safetensors": "0.4.3"},
+        ),
         (DS_REPORT, {"torch": "2.1.2+cu121", "deepspeed": "0.12.6"}),
     ],
     ids=["pip-freeze", "pip-list", "conda-list", "collect-env", "accelerate-env", "transformers-env", "ds-report"],

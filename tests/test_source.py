@@ -20,7 +20,10 @@ def test_crlf_and_nul_bytes() -> None:
 
 def test_launcher_timestamps_are_dropped() -> None:
     text = "[2024-05-01 12:00:01,123] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 45098\n2024-05-01T12:00:01.5Z RuntimeError: x"
-    assert normalise(text).splitlines() == ["[INFO] [launch.py:315:sigkill_handler] Killing subprocess 45098", "RuntimeError: x"]
+    assert normalise(text).splitlines() == [
+        "[INFO] [launch.py:315:sigkill_handler] Killing subprocess 45098",
+        "RuntimeError: x",
+    ]
 
 
 def test_torchrun_rank_prefixes_are_split_per_rank() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dtypefix.matcher.traceback import find_error_lines, parse_stacks
 
-CHAINED = '''Traceback (most recent call last):
+CHAINED = """Traceback (most recent call last):
   File "/home/user/train.py", line 10, in step
     loss.backward()
 RuntimeError: Found dtype Float but expected Half
@@ -18,7 +18,7 @@ Traceback (most recent call last):
   File "/home/user/train.py", line 18, in main
     raise TrainingFailed("step failed") from exc
 __main__.TrainingFailed: step failed
-'''
+"""
 
 
 def test_chained_exceptions_are_separate_stacks() -> None:
@@ -38,12 +38,12 @@ def test_context_chain_marker() -> None:
 
 
 def test_multiline_message_is_kept() -> None:
-    text = '''Traceback (most recent call last):
+    text = """Traceback (most recent call last):
   File "x.py", line 1, in <module>
 ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:
 - ds fp16.enabled=True vs hf fp16|bf16=False
 The easiest method is to set these DeepSpeed config values to 'auto'.
-'''
+"""
     (stack,) = parse_stacks(text)
     assert stack.message.splitlines() == [
         "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:",
@@ -53,9 +53,9 @@ The easiest method is to set these DeepSpeed config values to 'auto'.
 
 
 def test_headerless_paste_starting_at_a_frame() -> None:
-    text = '''  File "/site-packages/deepspeed/runtime/zero/stage3.py", line 2117, in unscale_and_clip_grads
+    text = """  File "/site-packages/deepspeed/runtime/zero/stage3.py", line 2117, in unscale_and_clip_grads
     self.fp32_partitioned_groups_flat[sub_group_id].grad.mul_(1. / combined_scale)
-RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!'''
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!"""
     (stack,) = parse_stacks(text)
     assert stack.frames[0].function == "unscale_and_clip_grads"
     assert stack.message.startswith("Expected all tensors")
@@ -64,7 +64,9 @@ RuntimeError: Expected all tensors to be on the same device, but found at least 
 def test_bare_exception_type_and_dotted_types() -> None:
     text = 'Traceback (most recent call last):\n  File "a.py", line 1, in f\nException: Current loss scale already at minimum'
     assert parse_stacks(text)[0].exc_type == "Exception"
-    text = 'Traceback (most recent call last):\n  File "a.py", line 1, in f\ntorch.OutOfMemoryError: CUDA out of memory.'
+    text = (
+        'Traceback (most recent call last):\n  File "a.py", line 1, in f\ntorch.OutOfMemoryError: CUDA out of memory.'
+    )
     assert parse_stacks(text)[0].short_type == "OutOfMemoryError"
 
 
