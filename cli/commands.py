@@ -152,12 +152,14 @@ def lint(
             raise InputError(f"{target}: no such file or folder")
     builtin = builtin_kb_dir().resolve()
     extra = [t for t in targets if not str(t).startswith(str(builtin))]
-    extra_roots = [t if t.is_dir() else t.parent.parent for t in extra]
+    extra_roots = [t.parent if t.is_dir() and any(t.glob("*.yaml")) else t if t.is_dir() else t.parent.parent for t in extra]
     catalog = load_catalog([*dict.fromkeys(extra_roots), *(kb or [])], cache_dir=None)
     problems = lint_paths(targets, catalog, builtin)
     for problem in problems:
         typer.echo(str(problem))
-    count = sum(1 for t in targets for _ in (t.glob("*/*.yaml") if t.is_dir() else [t]))
+    from dtypefix.matcher.catalog import entry_files
+
+    count = sum(1 for t in targets for _ in entry_files(t))
     if problems:
         typer.echo(f"dtypefix lint: {len(problems)} problem(s) in {count} entr{'y' if count == 1 else 'ies'}", err=True)
         return 1

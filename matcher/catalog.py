@@ -65,6 +65,11 @@ def entry_files(root: Path) -> Iterator[tuple[Path, str]]:
     if root.is_file():
         yield root, f"{root.parent.name}/{root.stem}"
         return
+    direct = sorted(root.glob("*.yaml"))
+    if direct:  # an area folder (kb/deepspeed): its entries; the YAML in example folders are configs
+        for path in direct:
+            yield path, f"{root.name}/{path.stem}"
+        return
     for path in sorted(root.glob("*/*.yaml")):
         yield path, f"{path.parent.name}/{path.stem}"
 

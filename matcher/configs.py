@@ -259,7 +259,8 @@ def lookup(data: Any, path: str) -> tuple[bool, Any]:
 # --------------------------------------------------------------------------------------------------- embedded
 _FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
 _YAML_LINE = re.compile(r"^\s*-?\s*[A-Za-z_][\w.-]*:(?:\s.*)?$")
-_ACCELERATE_ENV_CONFIG = re.compile(r"^\s*-\s+`?Accelerate`? configs?:\s*$|^- Accelerate config:", re.IGNORECASE)
+# `accelerate env`: "- `Accelerate` default config:" (newer) / "- `Accelerate` configs:" followed by "\t- key: value".
+_ACCELERATE_ENV_CONFIG = re.compile(r"^\s*-\s+`?Accelerate`?\s+(?:default\s+)?configs?:\s*$", re.IGNORECASE)
 _TRAINING_ARGS = re.compile(r"TrainingArguments\($|^\s*(?:Training|Seq2SeqTraining)Arguments\($")
 _KWARG_LINE = re.compile(r"^\s*(?P<key>[a-z_][a-z0-9_]*)=(?P<value>.*?),?\s*$")
 _MAX_BLOCK_LINES = 1500
