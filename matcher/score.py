@@ -33,6 +33,7 @@ __all__ = ["DECIDERS", "FAMILY_MARGIN", "check_entries", "confidence", "deciders
 
 FAMILY_MARGIN = 1.5
 HIGH, MEDIUM = 5.0, 3.0
+MIN_SCORE = 1.0
 _CLOSE = 2.0
 
 DECIDERS: dict[str, str] = {
@@ -268,6 +269,8 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
             score = pattern.weight + FAMILY_MARGIN
         else:
             score = pattern.weight + _support(evidence)
+        if score < MIN_SCORE:
+            continue  # the evidence against it outweighs the message: not a candidate at all
         note = fixed[0].detail + " already contains the fix" if fixed else ""
         matches.append(Match(entry, round(score, 2), confidence(score), (anchor, *evidence), groups, note))
     matches.sort(key=lambda m: (-m.score, m.entry.kind != "family", m.entry.id))

@@ -82,8 +82,14 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
     return "\n".join(parts), index
 
 
+_GLUED_FRAME = re.compile(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
+
+
 def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     """Every traceback in ``text``, chained exceptions as separate stacks in printed order."""
+    # Two processes writing at once can glue a frame line onto the end of another line: split it off.
+    if 'File "' in text:
+        text = _GLUED_FRAME.sub("\n", text)
     lines = text.split("\n")
     stacks: list[Stack] = []
     index = 0
