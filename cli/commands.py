@@ -300,3 +300,94 @@ def docs(
             target.write_text(text, encoding="utf-8")
     typer.echo(f"dtypefix docs: {len(stale)} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
     return 0
+
+
+def _configs_named_in(command: list[str]) -> tuple[list[Config], list[str]]:
+    """Configs a launch command names (``--deepspeed ds.json``, ``--config_file acc.yaml``, an Axolotl YAML)."""
+    import shlex
+
+    from dtypefix.matcher.configs import ConfigError, parse_config
+    from dtypefix.matcher.flags import parse_flags
+
+    found: list[Config] = []
+    notes: list[str] = []
+    for name in parse_flags("python " + shlex.join(command)).files:
+        path = Path(name)
+        if not path.is_file():
+            continue
+        try:
+            found.append(parse_config(path.read_text(encoding="utf-8", errors="replace"), path.name))
+        except (ConfigError, OSError) as exc:
+            notes.append(f"{name}: {exc}")
+    return found, notes
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    command: Annotated[list[str], typer.Argument(help="The command to run, after `--`.")],
+    lang: LangOption = None,
+    fmt: FormatOption = None,
+    top: TopOption = 1,
+    kb: KbOption = None,
+) -> int:
+    """Run a command, pass its output through unchanged, and explain the failure if it fails.
+
+    The explanation goes to stderr after the command's own output and uses this environment's packages and the
+    config files named on the command line. The command's exit code is returned unchanged.
+
+    Example: dtypefix run -- torchrun --nproc_per_node 8 train.py --deepspeed ds_z3.json --bf16 True
+    """
+    from .runner import run_command
+
+    try:
+        result = run_command(command)
+    except (FileNotFoundError, PermissionError) as exc:
+        raise InputError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+    if result.returncode == 0:
+        return 0
+    from dtypefix.matcher.source import decode
+
+    configs, notes = _configs_named_in(command)
+    text = decode(result.tail) + "\n$ " + " ".join(command)
+    incident = build_incident(text, freeze=[this_env_freeze()], configs=configs, notes=notes)
+    report = explain_incident(incident, catalog_for(kb))
+    if report.found:
+        chosen = OutputFormat.resolve(fmt, sys.stderr)
+        if chosen is OutputFormat.json:
+            sys.stderr.write(to_json(report_json(report, "run")))
+        else:
+            sys.stderr.write("\n")
+            print_markdown(format_report(report, _lang(lang), top), chosen, sys.stderr)
+    return result.returncode
+
+
+@app.command()
+def report(
+    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    freeze: FreezeOption = None,
+    config: ConfigOption = None,
+    this_env: ThisEnvOption = False,
+    fmt: FormatOption = None,
+    kb: KbOption = None,
+) -> int:
+    """Write a ready-to-file bug report (error, environment, configs, matched entries) with secrets removed.
+
+    Tokens (Hugging Face, W&B, OpenAI-style, AWS, bearer), e-mail addresses, user names in home paths,
+    hostnames and IP addresses are replaced; the report lists what was removed.
+
+    Example: dtypefix report train.log --config ds_z3.json --this-env > issue.md
+    """
+    from .report import format_bug_report, report_data, to_json_text
+
+    text = read_log(file)
+    freeze_texts, configs = _attachments(freeze, config, this_env)
+    raw_configs = {Path(p).name: read_text_file(p, "config") for p in config or []}
+    incident = build_incident(text, freeze=freeze_texts, configs=configs)
+    result = explain_incident(incident, catalog_for(kb))
+    data = report_data(result, raw_configs)
+    chosen = OutputFormat.resolve(fmt, sys.stdout)
+    if chosen is OutputFormat.json:
+        sys.stdout.write(to_json_text(data))
+    else:
+        print_markdown(format_bug_report(data), chosen)
+    return 0

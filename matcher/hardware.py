@@ -40,9 +40,11 @@ _GPU_LINES = (
     re.compile(r"Found GPU\d+ (?P<name>.+?) which (?:is of|requires) cuda capability", re.IGNORECASE),
     re.compile(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
     re.compile(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
+    re.compile(r"^[-*\s]*(?:GPUs?|Hardware|Device)\s*(?:\(s\))?\s*[:：]\s*(?P<name>.+)$", re.IGNORECASE),  # issue templates
 )
+# "compute capability 7.5", "cuda capability 3.7", "sm_86", "Highest compute capability among GPUs detected: 6.1".
 _CAPABILITY_TEXT = re.compile(
-    r"(?:compute capability|cuda capability|sm_?|capability)\s*(?:of|is|=|:)?\s*\(?(?P<major>\d{1,2})[.,]\s?(?P<minor>\d)\)?",
+    r"(?:capability\D{0,40}?|sm_?)\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
     re.IGNORECASE,
 )
 _VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
@@ -89,7 +91,7 @@ def parse_hardware(text: str) -> Hardware:
         for pattern in _GPU_LINES:
             match = pattern.search(stripped)
             if match:
-                for part in match["name"].split(","):
+                for part in re.split(r"[,/;]| and |\+", match["name"]):
                     part = part.strip()
                     if part and compute_capability(part) is not None:
                         names.append(part)

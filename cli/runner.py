@@ -1,0 +1,97 @@
+"""``dtypefix run``: run a command, pass its output through untouched, keep a bounded tail to explain.
+
+The child's stdout and stderr are copied byte for byte as they arrive (two reader threads, no line
+buffering, so tqdm bars still redraw). Only the last :data:`TAIL_BYTES` of the combined output are kept.
+Signals sent to dtypefix (Ctrl-C, ``kill``) are forwarded to the child, and the child's exit status is returned
+unchanged (128 + N when it died from signal N, as shells report it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import BinaryIO
+
+__all__ = ["RunResult", "run_command"]
+
+TAIL_BYTES = 8 << 20
+_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What the child did."""
+
+    returncode: int
+    """Exit status as a shell reports it (128 + N for a signal)."""
+    tail: bytes
+    """The last bytes of stdout and stderr, interleaved in arrival order."""
+
+
+class _Tail:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        with self.lock:
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+            while self.size - len(self.chunks[0]) >= self.limit:
+                self.size -= len(self.chunks.popleft())
+
+    def value(self) -> bytes:
+        with self.lock:
+            return b"".join(self.chunks)[-self.limit :]
+
+
+def _pump(source: BinaryIO, sink: BinaryIO, tail: _Tail) -> None:
+    fd = source.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except OSError:
+            break
+        if not chunk:
+            break
+        tail.add(chunk)
+        try:
+            sink.write(chunk)
+            sink.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # our reader went away; keep draining so the child is not blocked
+
+
+def run_command(argv: list[str]) -> RunResult:
+    """Run ``argv``; raises ``FileNotFoundError`` / ``PermissionError`` when it cannot start."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    tail = _Tail(TAIL_BYTES)
+    assert child.stdout is not None and child.stderr is not None
+    threads = [
+        threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, tail), daemon=True),
+        threading.Thread(target=_pump, args=(child.stderr, sys.stderr.buffer, tail), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+
+    def forward(signum: int, _frame: object) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        returncode = child.wait()
+        for thread in threads:
+            thread.join()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return RunResult(128 - returncode if returncode < 0 else returncode, tail.value())

@@ -1,0 +1,77 @@
+"""`dtypefix run`: output passes through, the child's exit code comes back, signals reach the child."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+DTYPEFIX = [sys.executable, "-m", "dtypefix.cli"]
+MAT1 = "expected mat1 and mat2 to have the same dtype, but got: c10::Half != c10::BFloat16"
+
+
+def _run(*args: str, **kw) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, NO_COLOR="1", LANG="en_US.UTF-8")
+    return subprocess.run([*DTYPEFIX, "run", "--", *args], capture_output=True, env=env, check=False, **kw)
+
+
+def test_failure_is_streamed_then_explained_with_the_childs_exit_code() -> None:
+    proc = _run(sys.executable, "-c", f"print('hello'); raise RuntimeError({MAT1!r})")
+    assert proc.returncode == 1
+    assert proc.stdout == b"hello\n"  # stdout untouched: the explanation goes to stderr
+    err = proc.stderr.decode()
+    assert err.index("RuntimeError: expected mat1") < err.index("# dtypefix:")
+    assert "DTF001" in err
+
+
+def test_success_is_not_explained() -> None:
+    proc = _run(sys.executable, "-c", "print('fine')")
+    assert proc.returncode == 0 and proc.stdout == b"fine\n" and proc.stderr == b""
+
+
+def test_exit_code_is_passed_through() -> None:
+    proc = _run(sys.executable, "-c", "import sys; sys.exit(7)")
+    assert proc.returncode == 7 and b"dtypefix" not in proc.stderr
+
+
+def test_large_output_passes_through_byte_for_byte() -> None:
+    code = "import sys; sys.stdout.write(('x' * 1023 + '\\n') * 20000); sys.stdout.write('tail\\r100%')"
+    proc = _run(sys.executable, "-c", code)
+    assert proc.returncode == 0
+    assert len(proc.stdout) == 20000 * 1024 + len("tail\r100%") and proc.stdout.endswith(b"tail\r100%")
+
+
+def test_missing_command_is_exit_2() -> None:
+    proc = _run("definitely-not-a-command-dtypefix")
+    assert proc.returncode == 2 and b"cannot run" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_config_named_on_the_command_line_is_used(tmp_path: Path) -> None:
+    ds = tmp_path / "ds.json"
+    ds.write_text('{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3, "zero_quantized_weights": true}}')
+    script = f"import sys; raise RuntimeError({MAT1!r})"
+    proc = _run(sys.executable, "-c", script, "--deepspeed", str(ds))
+    assert "DTF200" in proc.stderr.decode()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigint_is_forwarded_to_the_child(tmp_path: Path) -> None:
+    marker = tmp_path / "got-sigint"
+    child = (
+        "import signal, sys, time\n"
+        f"def h(*a):\n    open({str(marker)!r}, 'w').write('yes'); sys.exit(42)\n"
+        "signal.signal(signal.SIGINT, h)\nprint('ready', flush=True)\ntime.sleep(30)\n"
+    )
+    env = dict(os.environ, NO_COLOR="1")
+    with subprocess.Popen([*DTYPEFIX, "run", "--", sys.executable, "-c", child], stdout=subprocess.PIPE, env=env) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"ready\n"
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 42
+    assert marker.read_text() == "yes"
