@@ -1,0 +1,46 @@
+"""`dtypefix check`: known-bad configurations are flagged before anything runs; a clean one is quiet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KB = ROOT / "kb"
+SEEDS = ROOT / "tests" / "data" / "seeds"
+
+
+def _ids(cli, *args: str) -> tuple[int, list[str]]:
+    result = cli("check", *args, "--format", "json")
+    return result.code, [m["id"] for m in json.loads(result.out)["matches"]]
+
+
+def test_zeropp_quantized_weights_under_bf16(cli) -> None:
+    code, ids = _ids(cli, "--config", str(KB / "deepspeed/zeropp-quantized-weights-under-bf16/liger-640.ds.json"), "--flags", "--bf16 True")
+    assert code == 1 and ids[0] == "DTF200"
+
+
+def test_accelerate_fp8_with_deepspeed(cli) -> None:
+    code, ids = _ids(cli, "--config", str(KB / "accelerate/deepspeed-fp8-not-applied/34027-acc_cfg.yaml"))
+    assert code == 1 and "DTF250" in ids
+
+
+def test_zero3_cpu_offload_with_paged_8bit_optimizer_on_affected_versions(cli) -> None:
+    code, ids = _ids(
+        cli,
+        "--config", str(SEEDS / "004-zero3_bf16_cpuoffload_all.json"),
+        "--config", str(SEEDS / "004-axolotl.yml"),
+        "--freeze", str(SEEDS / "004-freeze.txt"),
+    )
+    assert code == 1 and {"DTF201", "DTF205"} <= set(ids)
+
+
+def test_clean_bf16_zero3_config_is_quiet(cli) -> None:
+    result = cli("check", "--config", str(ROOT / "tests/data/clean-zero3-bf16.json"), "--flags", "--bf16 True", "--format", "md")
+    assert result.code == 0, result.out
+    assert "no known-bad settings" in result.out
+
+
+def test_check_needs_something_to_check(cli) -> None:
+    result = cli("check")
+    assert result.code == 2 and "nothing to check" in result.err

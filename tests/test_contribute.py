@@ -1,0 +1,70 @@
+"""The contributor path, as CONTRIBUTING.md describes it: new -> write -> lint -> search -> docs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from dtypefix.matcher.canonical import canonical_text
+from dtypefix.matcher.catalog import builtin_kb_dir
+
+MESSAGE = "ValueError: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."
+
+
+def test_new_writes_a_skeleton_that_lint_rejects_until_filled(cli, tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    log = tmp_path / "my.log"
+    log.write_text(MESSAGE + "\n", encoding="utf-8")
+    result = cli("new", "--kb-root", str(root), "--area", "deepspeed", "--title", "Loss scale collapse in my org", "--message", MESSAGE, "--example", str(log))
+    assert result.code == 0, result.err
+    path = root / "deepspeed" / "loss-scale-collapse-in-my-org.yaml"
+    assert path.is_file() and (path.with_suffix("") / "example-1.log").read_text() == MESSAGE + "\n"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert data["id"] == "DTF200"  # the private KB's ledger is empty: first id of the range
+    assert (root / "ids.txt").read_text() == "DTF200 deepspeed/loss-scale-collapse-in-my-org\n"
+    lint = cli("lint", str(root))
+    assert lint.code == 1 and "TODO(dtypefix new)" in lint.out
+
+    # A second scaffold in the same area takes the next id.
+    again = cli("new", "--kb-root", str(root), "--area", "deepspeed", "--title", "Another one", "--message", MESSAGE)
+    assert again.code == 0
+    assert yaml.safe_load((root / "deepspeed/another-one.yaml").read_text())["id"] == "DTF201"
+
+
+def test_a_filled_private_entry_passes_lint_and_is_found(cli, tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "kb"
+    source = builtin_kb_dir() / "family" / "device-mismatch.yaml"
+    (root / "private").mkdir(parents=True)
+    shutil.copytree(source.with_suffix(""), root / "private" / "our-cluster-device-mismatch")
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data["id"] = "DTF900"
+    data["kind"] = "cause"
+    data["title"] = {"en": "Our cluster's launcher leaves inputs on the CPU", "zh": "我们集群的启动脚本把输入留在了 CPU 上"}
+    for item in data["match"]["errors"]:
+        item["weight"] = item["weight"] + 2
+    (root / "private" / "our-cluster-device-mismatch.yaml").write_text(canonical_text(data), encoding="utf-8")
+    assert cli("lint", str(root)).code == 0
+    monkeypatch.setenv("DTYPEFIX_KB", str(root))
+    found = cli("search", "集群的启动脚本", "--format", "md")
+    assert found.code == 0 and "DTF900" in found.out.splitlines()[2]
+    explained = cli("explain", "--format", "md", stdin=b"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n")
+    assert "## 1. Our cluster" in explained.out
+
+
+def test_broken_private_entry_is_skipped_with_a_warning(cli, tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "kb"
+    (root / "private").mkdir(parents=True)
+    (root / "private" / "broken.yaml").write_text("id: [unclosed\n", encoding="utf-8")
+    monkeypatch.setenv("DTYPEFIX_KB", str(root))
+    result = cli("explain", "--format", "md", stdin=b"RuntimeError: expected scalar type Float but found Half\n")
+    assert result.code == 0
+    assert "skipped KB entry" in result.err and "broken.yaml" in result.err
+
+
+def test_search_examples_from_the_issue(cli) -> None:
+    assert "DTF006" in cli("search", "unscale fp16", "--format", "md").out.splitlines()[2]
+    zh = cli("search", "半精度", "--format", "json")
+    assert zh.code == 0 and '"results"' in zh.out
