@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 from dtypefix.matcher.catalog import Catalog, default_cache_dir, load_catalog
 
@@ -105,10 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         typer.echo(f"dtypefix: error: {exc}", err=True)
         return 2
-    except typer.TyperException as exc:  # usage errors (exit 2) and the like, shown as click shows them
+    except click.ClickException as exc:  # usage errors (exit 2) and the like, shown as click shows them
         exc.show()
         return exc.exit_code
-    except (typer.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt):
         typer.echo("dtypefix: interrupted", err=True)
         return 130
     except BrokenPipeError:

@@ -47,6 +47,10 @@ _CAPABILITY_TEXT = re.compile(
     r"(?:capability\D{0,40}?|sm_?)\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
     re.IGNORECASE,
 )
+_GPU_WORDS = re.compile(r"NVIDIA|GeForce|Tesla|Quadro|TITAN|\bRTX|\bGTX|Radeon|Instinct|\bMI\d{2,3}\b", re.IGNORECASE)
+_REQUIREMENT = re.compile(
+    r"or (?:higher|newer|above|later)|at least|requires?|required|only supported|minimum|>=|>|below|not supported|need"
+)
 _VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
 _ORDER = re.compile(r"CUDA_DEVICE_ORDER\W{0,3}\s*=\s*[\"']?(?P<value>PCI_BUS_ID|FASTEST_FIRST)")
 _WINDOWS = re.compile(
@@ -64,6 +68,8 @@ class Hardware:
     """One name per listed GPU, in the order printed."""
     capabilities: tuple[float, ...]
     """Compute capabilities printed or known from the names."""
+    unmapped: tuple[str, ...]
+    """Names whose capability the table does not know: the minimum and maximum are then uncertain."""
     cuda_visible_devices: str | None
     cuda_device_order: str | None
     os: str | None
@@ -93,13 +99,16 @@ def parse_hardware(text: str) -> Hardware:
             if match:
                 for part in re.split(r"[,/;]| and |\+", match["name"]):
                     part = part.strip()
-                    if part and compute_capability(part) is not None:
+                    if part and (compute_capability(part) is not None or _GPU_WORDS.search(part)):
                         names.append(part)
                 break
-        if "capabilit" in stripped.lower() or "sm_" in stripped:
+        lowered = stripped.lower()
+        # Only lines that report the machine; error messages state requirements ("8.0 or higher").
+        if ("capabilit" in lowered or "sm_" in stripped) and not _REQUIREMENT.search(lowered):
             for cap in _CAPABILITY_TEXT.finditer(stripped):
                 printed.append(float(f"{cap['major']}.{cap['minor']}"))
     known = [c for c in (compute_capability(n) for n in names) if c is not None]
+    unmapped = tuple(n for n in names if compute_capability(n) is None)
     visible = _VISIBLE.findall(text)
     order = _ORDER.findall(text)
     if _WINDOWS.search(text):
@@ -112,6 +121,7 @@ def parse_hardware(text: str) -> Hardware:
         os_name = None
     return Hardware(
         gpu_names=tuple(names),
+        unmapped=unmapped,
         capabilities=tuple(known + printed),
         cuda_visible_devices=visible[-1].strip() if visible else None,
         cuda_device_order=order[-1] if order else None,

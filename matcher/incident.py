@@ -151,7 +151,7 @@ class Incident:
     def env_fact(self, key: str) -> Fact:
         """Look up a hardware / environment key (``gpu.min_compute_capability``, ``os``...)."""
         hw = self.hardware
-        caps = hw.capabilities
+        caps = () if hw.unmapped else hw.capabilities  # a card the table does not know could be the extreme
         values: dict[str, Any] = {
             "gpu.names": list(hw.gpu_names) or None,
             "gpu.count": len(hw.gpu_names) or None,

@@ -131,7 +131,8 @@ def _evaluate(condition: Condition, incident: Incident) -> Evidence:
             )
         for stack in incident.stacks:
             for frame in stack.frames:
-                if (condition.file is None or condition.file.search(frame.file)) and (
+                path = frame.file.replace("\\", "/")  # Windows paths match the same patterns
+                if (condition.file is None or condition.file.search(path)) and (
                     condition.function is None or condition.function.search(frame.function)
                 ):
                     where = f"{frame.file.rsplit('site-packages/', 1)[-1]}:{frame.line} in {frame.function}"
