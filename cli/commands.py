@@ -126,7 +126,7 @@ def check(
     )
     incident = build_incident(launch, freeze=freeze_texts, configs=configs)
     catalog = catalog_for(kb)
-    report = Report(incident, tuple(check_entries(catalog.active, incident)), (), catalog.problems)
+    report = Report(incident, tuple(check_entries(catalog.checkable(), incident)), (), catalog.problems)
     _emit_report(report, fmt, _lang(lang), 0, "check")
     return 1 if report.found else 0
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,30 +19,72 @@ from typing import Any
 import yaml
 
 from .entry import EntryError, KBEntry, entry_from_mapping
+from .prefilter import keyword
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
 
 _CACHE_FORMAT = 1
 
 
-@dataclass(frozen=True)
 class Catalog:
-    """The usable entries and what was wrong with the rest."""
+    """The usable entries, built from their validated mappings only when asked for.
 
-    entries: tuple[KBEntry, ...]
-    problems: tuple[str, ...]
-    """``file: field: problem`` lines for entries that were skipped."""
+    ``explain`` asks only for :meth:`candidates` — the entries whose error-pattern keywords occur in the input —
+    so its cost does not grow with the size of the KB; ``entries`` builds everything (lint, docs, search).
+    """
 
-    def get(self, entry_id: str) -> KBEntry | None:
-        wanted = entry_id.upper()
-        for entry in self.entries:
-            if entry.id == wanted or entry.slug == entry_id or entry.slug.split("/")[-1] == entry_id:
-                return entry
-        return None
+    def __init__(self, records: list[dict[str, Any]], problems: list[str], load: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self._records = records
+        self._load = load
+        self._built: dict[str, KBEntry] = {}
+        self._index: dict[str, list[int]] | None = None
+        self.problems: tuple[str, ...] = tuple(problems)
+        """``file: field: problem`` lines for entries that were skipped."""
+
+    def _build(self, position: int) -> KBEntry:
+        record = self._records[position]
+        entry = self._built.get(record["id"])
+        if entry is None:
+            entry = entry_from_mapping(self._load(record), Path(record["path"]), record["slug"])
+            self._built[record["id"]] = entry
+        return entry
+
+    @property
+    def entries(self) -> tuple[KBEntry, ...]:
+        return tuple(self._build(i) for i in range(len(self._records)))
 
     @property
     def active(self) -> tuple[KBEntry, ...]:
-        return tuple(e for e in self.entries if e.status == "active")
+        return tuple(self._build(i) for i, r in enumerate(self._records) if r["status"] == "active")
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def get(self, entry_id: str) -> KBEntry | None:
+        wanted = entry_id.upper()
+        for i, record in enumerate(self._records):
+            slug = record["slug"]
+            if record["id"] == wanted or slug == entry_id or slug.split("/")[-1] == entry_id:
+                return self._build(i)
+        return None
+
+    def candidates(self, words: set[str]) -> tuple[KBEntry, ...]:
+        """Active entries that could match an input containing ``words`` (see :mod:`.prefilter`)."""
+        if self._index is None:
+            self._index = {}
+            for i, record in enumerate(self._records):
+                if record["status"] != "active":
+                    continue
+                for word in record["keywords"]:
+                    self._index.setdefault(word, []).append(i)
+        positions = set(self._index.get("", ()))
+        for word in words & self._index.keys():
+            positions.update(self._index[word])
+        return tuple(self._build(i) for i in sorted(positions))
+
+    def checkable(self) -> tuple[KBEntry, ...]:
+        """Active cause entries with config or environment conditions (what ``dtypefix check`` can test)."""
+        return tuple(self._build(i) for i, r in enumerate(self._records) if r["status"] == "active" and r["checkable"])
 
 
 def builtin_kb_dir() -> Path:
@@ -106,41 +147,89 @@ def read_entry_mapping(path: Path) -> dict[str, Any]:
 
 
 def _signature(files: list[tuple[Path, str]]) -> str:
+    """A hash of every entry file's path, size and modification time (as pip and mypy key their caches)."""
     digest = hashlib.sha256(f"{_CACHE_FORMAT}".encode())
-    digest.update((builtin_kb_dir() / "schema.json").read_bytes())
-    for path, slug in files:
-        digest.update(f"\0{path}\0{slug}\0".encode())
+    schema = builtin_kb_dir() / "schema.json"
+    for path, slug in [(schema, ""), *files]:
         try:
-            digest.update(path.read_bytes())
+            stat = path.stat()
+            digest.update(f"\0{path}\0{slug}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
         except OSError:
-            digest.update(b"<unreadable>")
+            digest.update(f"\0{path}\0<missing>".encode())
     return digest.hexdigest()
 
 
-def _read_cache(cache_dir: Path | None, signature: str) -> list[dict[str, Any]] | None:
-    if cache_dir is None:
-        return None
-    try:
-        blob = json.loads((cache_dir / f"kb-{signature[:32]}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(blob, dict) or blob.get("signature") != signature:
-        return None
-    records: list[dict[str, Any]] = blob["records"]
-    return records
+def _index_record(path: Path, slug: str, data: dict[str, Any], entry: KBEntry) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "slug": slug,
+        "id": entry.id,
+        "status": entry.status,
+        "keywords": sorted({keyword(p.source) for p in entry.errors}),
+        "checkable": entry.kind == "cause" and bool(entry.configs or entry.env),
+    }
 
 
-def _write_cache(cache_dir: Path | None, signature: str, records: list[dict[str, Any]]) -> None:
-    if cache_dir is None:
-        return
+def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Parse, validate and build every entry once: index records, their mappings, and the problems."""
+    records: list[dict[str, Any]] = []
+    mappings: list[dict[str, Any]] = []
+    problems: list[str] = []
+    seen: dict[str, Path] = {}
+    for path, slug in files:
+        try:
+            data = read_entry_mapping(path)
+            entry = entry_from_mapping(data, path, slug)
+        except EntryError as exc:
+            problems.append(str(exc))
+            continue
+        except (KeyError, TypeError, ValueError) as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        if entry.id in seen:
+            problems.append(f"{path}: id: {entry.id} is already used by {seen[entry.id]}")
+            continue
+        seen[entry.id] = path
+        records.append(_index_record(path, slug, data, entry))
+        mappings.append(data)
+    return records, mappings, problems
+
+
+def _cache_paths(cache_dir: Path, signature: str) -> tuple[Path, Path]:
+    stem = f"kb-{_CACHE_FORMAT}-{signature[:32]}"
+    return cache_dir / f"{stem}.index.json", cache_dir / f"{stem}.data.jsonl"
+
+
+def _write_cache(cache_dir: Path, signature: str, records: list[dict[str, Any]], mappings: list[dict[str, Any]], problems: list[str]) -> None:
+    index_path, data_path = _cache_paths(cache_dir, signature)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        target = cache_dir / f"kb-{signature[:32]}.json"
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"signature": signature, "records": records}), encoding="utf-8")
-        tmp.replace(target)
+        offset = 0
+        lines = []
+        for record, data in zip(records, mappings, strict=True):
+            line = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+            record["offset"], record["length"] = offset, len(line)
+            offset += len(line)
+            lines.append(line)
+        tmp_data = data_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp_data.write_bytes(b"".join(lines))
+        tmp_data.replace(data_path)
+        tmp_index = index_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp_index.write_text(json.dumps({"signature": signature, "records": records, "problems": problems}), encoding="utf-8")
+        tmp_index.replace(index_path)
     except OSError:
         pass  # a read-only home must not stop an explanation
+
+
+def _read_cache(cache_dir: Path, signature: str) -> tuple[list[dict[str, Any]], list[str], Path] | None:
+    index_path, data_path = _cache_paths(cache_dir, signature)
+    try:
+        blob = json.loads(index_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(blob, dict) or blob.get("signature") != signature or not data_path.exists():
+        return None
+    return blob["records"], blob["problems"], data_path
 
 
 def load_catalog(
@@ -151,38 +240,27 @@ def load_catalog(
 ) -> Catalog:
     """Load the built-in KB and ``extra_dirs``; problems are collected, never raised."""
     roots = ([builtin_kb_dir()] if include_builtin else []) + [Path(d) for d in extra_dirs]
-    problems: list[str] = []
+    missing: list[str] = []
     files: list[tuple[Path, str]] = []
     for root in roots:
         if not root.exists():
-            problems.append(f"{root}: KB folder not found")
+            missing.append(f"{root}: KB folder not found")
             continue
         files.extend(entry_files(root))
     signature = _signature(files)
-    records = _read_cache(cache_dir, signature)
-    if records is None:
-        records = []
-        for path, slug in files:
-            try:
-                records.append({"path": str(path), "slug": slug, "data": read_entry_mapping(path)})
-            except EntryError as exc:
-                records.append({"path": str(path), "slug": slug, "problem": str(exc)})
-        _write_cache(cache_dir, signature, records)
-    entries: list[KBEntry] = []
-    seen: dict[str, Path] = {}
-    for record in records:
-        if "problem" in record:
-            problems.append(record["problem"])
-            continue
-        path = Path(record["path"])
-        try:
-            entry = entry_from_mapping(record["data"], path, record["slug"])
-        except (EntryError, KeyError, TypeError, ValueError) as exc:
-            problems.append(str(exc) if isinstance(exc, EntryError) else f"{path}: {exc}")
-            continue
-        if entry.id in seen:
-            problems.append(f"{path}: id: {entry.id} is already used by {seen[entry.id]}")
-            continue
-        seen[entry.id] = path
-        entries.append(entry)
-    return Catalog(tuple(entries), tuple(problems))
+    cached = _read_cache(cache_dir, signature) if cache_dir is not None else None
+    if cached is not None:
+        records, problems, data_path = cached
+
+        def load(record: dict[str, Any]) -> dict[str, Any]:
+            with data_path.open("rb") as handle:
+                handle.seek(record["offset"])
+                loaded: dict[str, Any] = json.loads(handle.read(record["length"]))
+            return loaded
+
+        return Catalog(records, missing + problems, load)
+    records, mappings, problems = _read_files(files)
+    if cache_dir is not None:
+        _write_cache(cache_dir, signature, records, mappings, problems)
+    by_path = {record["path"]: data for record, data in zip(records, mappings, strict=True)}
+    return Catalog(records, missing + problems, lambda record: by_path[record["path"]])

@@ -13,6 +13,7 @@ from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
 from .result import Report
+from .prefilter import words_in
 from .score import check_entries, deciders, score_entries
 
 __all__ = ["check", "explain", "explain_incident"]
@@ -37,9 +38,18 @@ def _configs(configs: Iterable[Config | str | tuple[str, str]]) -> tuple[list[Co
     return parsed, notes
 
 
+_TEXT_TAIL = 65536
+
+
+def _words(incident: Incident) -> set[str]:
+    """Words the error patterns could match: exception messages, and the log's tail for untyped patterns."""
+    messages = [s.message for s in incident.stacks] + [e.message for e in incident.error_lines]
+    return words_in([*messages, incident.text[-_TEXT_TAIL:]])
+
+
 def explain_incident(incident: Incident, catalog: Catalog, top: int | None = None) -> Report:
     """Score an already-built incident against ``catalog``."""
-    matches = score_entries(catalog.active, incident)
+    matches = score_entries(catalog.candidates(_words(incident)), incident)
     chosen = matches[:top] if top else matches
     return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems)
 
@@ -77,5 +87,5 @@ def check(
     freeze_texts = [freeze] if isinstance(freeze, str) else list(freeze)
     parsed, notes = _configs(configs)
     incident = build_incident(flags, freeze=freeze_texts, configs=parsed, notes=notes)
-    matches = check_entries(_catalog(catalog, kb_dirs).active, incident)
-    return Report(incident, tuple(matches), (), _catalog(catalog, kb_dirs).problems if catalog else ())
+    loaded = _catalog(catalog, kb_dirs)
+    return Report(incident, tuple(check_entries(loaded.checkable(), incident)), (), loaded.problems)
