@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from importlib.metadata import distributions
 from pathlib import Path
 from typing import BinaryIO
 
@@ -115,6 +114,8 @@ def read_config(path: str) -> Config:
 
 def this_env_freeze() -> str:
     """``name==version`` for every distribution installed in the running interpreter (no torch import)."""
+    from importlib.metadata import distributions
+
     lines = set()
     for dist in distributions():
         name = dist.metadata.get("Name") if dist.metadata else None

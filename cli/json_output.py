@@ -6,7 +6,6 @@ Bump :data:`SCHEMA_VERSION` on any incompatible change; adding keys is compatibl
 from __future__ import annotations
 
 import json
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from dtypefix.matcher import KBEntry, Match, Report, Text
@@ -20,6 +19,8 @@ SCHEMA_VERSION = "1.0"
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("dtypefix")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without install

@@ -12,13 +12,10 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .entry import EntryError, KBEntry, entry_from_mapping
+from .entry import EntryError, KBEntry, check_specifiers, entry_from_mapping
 from .prefilter import keyword
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
@@ -89,7 +86,9 @@ class Catalog:
 
 def builtin_kb_dir() -> Path:
     """The ``kb/`` folder shipped in the package (editable or wheel)."""
-    return Path(str(resources.files("dtypefix.kb")))
+    import dtypefix.kb  # a package (kb/__init__.py) so that editable installs and wheels both resolve it
+
+    return Path(dtypefix.kb.__file__).parent
 
 
 def default_cache_dir() -> Path | None:
@@ -123,6 +122,7 @@ def _schema() -> dict[str, Any]:
 def read_entry_mapping(path: Path) -> dict[str, Any]:
     """Parse one entry file safely and validate it against the schema; raises :class:`EntryError`."""
     import jsonschema  # imported here: only needed when the cache misses, and it is slow to import
+    import yaml
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -180,6 +180,7 @@ def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], li
         try:
             data = read_entry_mapping(path)
             entry = entry_from_mapping(data, path, slug)
+            check_specifiers(entry)
         except EntryError as exc:
             problems.append(str(exc))
             continue

@@ -14,8 +14,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 __all__ = ["Config", "ConfigError", "detect_kind", "find_embedded", "lookup", "parse_config"]
 
 _MAX_CONFIG_BYTES = 4 << 20
@@ -169,6 +167,7 @@ _YAML_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]+")
 
 
 def _read_yaml(text: str) -> dict[str, Any]:
+    import yaml  # imported on first use: most explanations read no YAML
     if len(_YAML_ALIAS.findall(text)) > _MAX_ALIASES:
         raise ConfigError(f"more than {_MAX_ALIASES} YAML aliases; refusing to expand them")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

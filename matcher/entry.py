@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from .regex import Pattern, PatternError, compile_pattern
 
 __all__ = [
@@ -27,6 +25,7 @@ __all__ = [
     "LogPattern",
     "PackageCondition",
     "Text",
+    "check_specifiers",
     "entry_from_mapping",
 ]
 
@@ -78,7 +77,8 @@ class LogPattern:
 @dataclass(frozen=True)
 class PackageCondition:
     name: str
-    spec: SpecifierSet
+    spec: str
+    """A PEP 440 specifier set; parsed when evaluated (``packaging`` is imported only then)."""
     weight: float = 2.0
     required: bool = False
 
@@ -196,14 +196,10 @@ def _conditions(group: dict[str, Any], where: str) -> dict[str, tuple[Any, ...]]
         LogPattern(_pattern(item["pattern"], f"{where}.log[{i}].pattern"), item["pattern"], **common(item))
         for i, item in enumerate(group.get("log", []))
     )
-    packages = []
-    for i, item in enumerate(group.get("packages", [])):
-        try:
-            spec = SpecifierSet(item["spec"])
-        except InvalidSpecifier:
-            raise EntryError(f"{where}.packages[{i}].spec: not a PEP 440 specifier: {item['spec']!r}") from None
-        packages.append(PackageCondition(item["name"].lower().replace("_", "-"), spec, **common(item)))
-    out["packages"] = tuple(packages)
+    out["packages"] = tuple(
+        PackageCondition(item["name"].lower().replace("_", "-"), item["spec"], **common(item))
+        for item in group.get("packages", [])
+    )
     out["configs"] = tuple(
         ConfigCondition(
             path=item["path"],
@@ -223,6 +219,22 @@ def _conditions(group: dict[str, Any], where: str) -> dict[str, tuple[Any, ...]]
         if item.get("op") == "matches":
             _pattern(str(item.get("value", "")), f"{where}.configs[{i}].value")
     return out
+
+
+def check_specifiers(entry: KBEntry) -> None:
+    """Raise :class:`EntryError` when a package condition is not a PEP 440 specifier set (lint, cache build)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    for i, condition in enumerate(entry.packages):
+        try:
+            SpecifierSet(condition.spec)
+        except InvalidSpecifier:
+            raise EntryError(f"{entry.path}: match.packages[{i}].spec: not a PEP 440 specifier: {condition.spec!r}") from None
+    for name, spec in entry.affected.items():
+        try:
+            SpecifierSet(spec)
+        except InvalidSpecifier:
+            raise EntryError(f"{entry.path}: affected.{name}: not a PEP 440 specifier: {spec!r}") from None
 
 
 def _examples(items: list[dict[str, Any]], folder: Path) -> tuple[Example, ...]:

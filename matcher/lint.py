@@ -20,7 +20,7 @@ import yaml
 from .canonical import canonical_text
 from .catalog import Catalog, builtin_kb_dir, entry_files, read_entry_mapping
 from .configs import ConfigError, parse_config
-from .entry import EntryError, Example, KBEntry, entry_from_mapping
+from .entry import EntryError, Example, KBEntry, check_specifiers, entry_from_mapping
 from .explain import explain_incident
 from .ids import read_ledger
 from .incident import build_incident
@@ -169,7 +169,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
 def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = None) -> list[LintProblem]:
     """Lint the entries under ``paths`` (files or KB folders) against ``catalog`` (the KB they live in)."""
     kb_root = kb_root or builtin_kb_dir()
-    ledger = read_ledger(kb_root)
+    ledgers: dict[Path, dict[str, str]] = {}
     problems: list[LintProblem] = []
     seen_ids: dict[str, Path] = {}
     files: list[tuple[Path, str]] = []
@@ -181,6 +181,7 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
             text = path.read_text(encoding="utf-8")
             data = read_entry_mapping(path)
             entry = entry_from_mapping(data, path, slug)
+            check_specifiers(entry)
         except EntryError as exc:
             message = str(exc)
             where, _, rest = message.partition(": ")
@@ -200,6 +201,8 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
         if entry.id in seen_ids:
             problems.append(LintProblem(path, id_line, f"id {entry.id} is also used by {seen_ids[entry.id]}"))
         seen_ids[entry.id] = path
+        root = path.parent.parent  # each KB (built-in or private) keeps its own ledger
+        ledger = ledgers.setdefault(root, read_ledger(root))
         if ledger and entry.id in ledger and ledger[entry.id] != slug:
             problems.append(
                 LintProblem(path, id_line, f"id {entry.id} was given to {ledger[entry.id]} (ids are never reused)")
@@ -208,13 +211,10 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
             problems.append(LintProblem(path, id_line, f"id {entry.id} is not in kb/ids.txt: add `{entry.id} {slug}`"))
         if entry.status == "active" and entry.id in by_id:
             problems.extend(_examples(by_id[entry.id], text, catalog))
-    if kb_root is not None and any(Path(p).resolve() == kb_root.resolve() for p in paths):
-        present = {slug for _, slug in files}
-        for entry_id, slug in ledger.items():
+    present = {slug for _, slug in files}
+    for root in {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}:
+        for entry_id, slug in read_ledger(root).items():
             if slug not in present:
-                problems.append(
-                    LintProblem(
-                        kb_root / "ids.txt", 1, f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"
-                    )
-                )
+                message = f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"
+                problems.append(LintProblem(root / "ids.txt", 1, message))
     return problems

@@ -12,9 +12,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
-
 __all__ = ["PackageVersion", "parse_versions"]
 
 _VERSION = r"(?P<version>\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|post|dev)\d*)*(?:\+[\w.]+)?)"
@@ -30,6 +27,7 @@ _LABELLED = re.compile(
     r"(?:\[)?" + _VERSION,
     re.IGNORECASE,
 )
+_SEPARATORS = re.compile(r"[-_.]+")
 _ALIASES = {
     "pytorch": "torch",
     "pytorch-cuda": "pytorch-cuda",
@@ -94,13 +92,15 @@ class PackageVersion:
 
 
 def _canonical(raw: str) -> str:
-    name = canonicalize_name(raw.strip().replace(" ", "-"))
+    name = _SEPARATORS.sub("-", raw.strip().replace(" ", "-")).lower()  # PEP 503 normalisation
     if name.endswith("-version"):
         name = name[: -len("-version")]
     return _ALIASES.get(name, name)
 
 
 def _valid(version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
     try:
         Version(version)
     except InvalidVersion:

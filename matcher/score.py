@@ -9,11 +9,10 @@ cause outranks it only when the cause's own evidence holds.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable
-from typing import Any
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING, Any
 
 from .entry import (
     Condition,
@@ -28,6 +27,10 @@ from .entry import (
 from .incident import Fact, Incident
 from .regex import PatternError, compile_pattern
 from .result import Decider, Evidence, Match
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
 __all__ = ["DECIDERS", "FAMILY_MARGIN", "check_entries", "confidence", "deciders", "score_entries"]
 
@@ -112,6 +115,8 @@ def _show(value: Any) -> str:
 
 
 def _installed(incident: Incident, name: str) -> tuple[Version | None, str]:
+    from packaging.version import InvalidVersion, Version
+
     found = incident.package(name)
     if found is None:
         return None, ""
@@ -152,7 +157,7 @@ def _evaluate(condition: Condition, incident: Incident) -> Evidence:
                 "unknown", "package", label, f"{condition.name} version not given", condition.weight, "freeze"
             )
         origin = incident.packages[condition.name].origin
-        status = "held" if condition.spec.contains(version, prereleases=True) else "failed"
+        status = "held" if _specifier(condition.spec).contains(version, prereleases=True) else "failed"
         return Evidence(status, "package", label, f"{condition.name} {printed} ({origin})", condition.weight)
     if isinstance(condition, ConfigCondition):
         return _config_evidence(condition, incident.config_fact(condition.path), incident)
@@ -216,7 +221,17 @@ def _anchor(entry: KBEntry, incident: Incident) -> tuple[ErrorPattern, dict[str,
     return best
 
 
+@functools.lru_cache(maxsize=1024)
+def _specifier(spec: str) -> SpecifierSet:
+    """Parsed PEP 440 specifier sets, memoised: many entries share the same few ranges."""
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(spec)
+
+
 def _fixed_evidence(entry: KBEntry, incident: Incident) -> list[Evidence]:
+    from packaging.version import InvalidVersion, Version
+
     out = []
     for name, fixed in entry.fixed_in.items():
         version, printed = _installed(incident, name)
