@@ -16,8 +16,8 @@ from dtypefix.matcher.source import decode
 
 __all__ = ["InputError", "read_config", "read_log", "read_text_file", "this_env_freeze"]
 
-HEAD_BYTES = 2 << 20
-TAIL_BYTES = 8 << 20
+HEAD_BYTES = 1 << 20
+TAIL_BYTES = 4 << 20
 _CHUNK = 1 << 20
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .source import lines_containing
+
 __all__ = ["Hardware", "compute_capability", "parse_hardware"]
 
 # (pattern on the card's name, compute capability). First match wins: specific names before families.
@@ -47,6 +49,8 @@ _CAPABILITY_TEXT = re.compile(
     r"(?:capability\D{0,40}?|sm_?)\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
     re.IGNORECASE,
 )
+# Lines that can name a GPU or a capability; the per-line patterns run only on these.
+_CANDIDATE = re.compile(r"GPU|[Cc]apabilit|sm_\d|NVIDIA|Tesla|Device|Hardware")
 _GPU_WORDS = re.compile(r"NVIDIA|GeForce|Tesla|Quadro|TITAN|\bRTX|\bGTX|Radeon|Instinct|\bMI\d{2,3}\b", re.IGNORECASE)
 _REQUIREMENT = re.compile(
     r"or (?:higher|newer|above|later)|at least|requires?|required|only supported|minimum|>=|>|below|not supported|need"
@@ -90,7 +94,7 @@ def parse_hardware(text: str) -> Hardware:
     """Collect GPU names, capabilities, device-order settings and the OS from ``text``."""
     names: list[str] = []
     printed: list[float] = []
-    for line in text.split("\n"):
+    for line in lines_containing(_CANDIDATE, text):
         stripped = line.strip()
         if not stripped or len(stripped) > 300:
             continue
@@ -111,14 +115,16 @@ def parse_hardware(text: str) -> Hardware:
     unmapped = tuple(n for n in names if compute_capability(n) is None)
     visible = _VISIBLE.findall(text)
     order = _ORDER.findall(text)
-    if _WINDOWS.search(text):
+    # Substring checks first: these regexes would otherwise scan megabytes of training output.
+    if "struct c10::" in text or "Microsoft Windows" in text or (":\\" in text and _WINDOWS.search(text)):
         os_name: str | None = "windows"
     elif "OS: Ubuntu" in text or "/home/" in text or "Linux" in text or "/usr/lib/python" in text:
         os_name = "linux"
-    elif _MACOS.search(text):
+    elif ("macOS" in text or "/Users/" in text or "mps" in text or "MPS" in text or "darwin" in text) and _MACOS.search(text):
         os_name = "macos"
     else:
         os_name = None
+    mps = ("mps" in text or "MPS" in text) and bool(_MPS.search(text))
     return Hardware(
         gpu_names=tuple(names),
         unmapped=unmapped,
@@ -126,5 +132,5 @@ def parse_hardware(text: str) -> Hardware:
         cuda_visible_devices=visible[-1].strip() if visible else None,
         cuda_device_order=order[-1] if order else None,
         os=os_name,
-        mps=bool(_MPS.search(text)),
+        mps=mps,
     )

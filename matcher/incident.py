@@ -181,6 +181,21 @@ def _dedupe(stacks: Iterable[Stack]) -> tuple[Stack, ...]:
     return tuple(unique)
 
 
+_SCAN_HEAD = 1 << 20
+_SCAN_TAIL = 1 << 20
+
+
+def _scan_region(text: str) -> str:
+    """Where versions, configs, flags and GPU names are looked for in a big log: its head and its tail.
+
+    Environment dumps, launch commands and printed configs come at the start of a run, pasted reports are
+    small, and the end holds the crash; the middle of a multi-gigabyte log is training progress.
+    """
+    if len(text) <= _SCAN_HEAD + _SCAN_TAIL:
+        return text
+    return text[:_SCAN_HEAD] + "\n" + text[-_SCAN_TAIL:]
+
+
 def build_incident(
     text: str,
     *,
@@ -202,9 +217,10 @@ def build_incident(
     for extra in freeze:
         for name, version in parse_versions(extra).items():
             packages.setdefault(name, version)
-    for name, version in parse_versions(source.text).items():
+    scan = _scan_region(source.text)
+    for name, version in parse_versions(scan).items():
         packages.setdefault(name, version)
-    all_configs = (*configs, *find_embedded(source.text))
+    all_configs = (*configs, *find_embedded(scan))
     seen_lines: set[tuple[str, str]] = set()
     unique_lines = []
     for line in lines:
@@ -218,7 +234,7 @@ def build_incident(
         error_lines=tuple(unique_lines),
         packages=packages,
         configs=all_configs,
-        launch=parse_flags(source.text),
-        hardware=parse_hardware(source.text),
+        launch=parse_flags(scan),
+        hardware=parse_hardware(scan),
         notes=tuple(notes),
     )

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .source import lines_containing
+
 __all__ = ["PackageVersion", "parse_versions"]
 
 _VERSION = r"(?P<version>\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|post|dev)\d*)*(?:\+[\w.]+)?)"
@@ -108,8 +110,12 @@ def _valid(version: str) -> bool:
     return True
 
 
+# Lines that can hold a version at all; one C-level scan instead of three regexes on every line of a big log.
+_CANDIDATE = re.compile(r"==|[Vv]ersion|VERSION|info\b|\s{2}\d+\.\d")
+
+
 def _candidates(text: str) -> Iterator[PackageVersion]:
-    for line in text.split("\n"):
+    for line in lines_containing(_CANDIDATE, text):
         stripped = line.strip()
         if not stripped or len(stripped) > 400:
             continue

@@ -8,6 +8,7 @@ back together, so this stage undoes all of that before anything else looks at th
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = ["Source", "Stream", "decode", "normalise", "split_streams"]
@@ -28,6 +29,11 @@ _RANK_PREFIXES = (
     re.compile(r"^(?P<label>[\w-]*(?:worker|node|host)[-_]?\d+|\d{1,3}(?:\.\d{1,3}){3}):\s"),
     re.compile(r"^(?P<label>\d{1,4}):\s"),  # srun --label "0: "
 )
+_TRAILING_CR = re.compile(r"\r+(?=\n|$)")
+_UP_TO_LAST_CR = re.compile(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan per line, not per position
+_TIMESTAMP_LINE = re.compile(_TIMESTAMP.pattern, re.MULTILINE)
+_TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
+_ANY_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: )", re.MULTILINE)
 _BARE_LABEL_HINT = re.compile(r"^\d{1,4}: ", re.MULTILINE)
 
 
@@ -58,25 +64,20 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8", errors="replace")
 
 
-def _fold_carriage_returns(line: str) -> str:
-    """Keep what a terminal would show: the text after the last carriage return (a tqdm bar's final state)."""
-    if "\r" not in line:
-        return line
-    parts = [p for p in line.split("\r") if p.strip()]
-    return parts[-1] if parts else ""
-
-
 def normalise(text: str) -> str:
-    """Strip ANSI codes and control bytes, fold carriage returns, drop launcher timestamps; lines end in ``\\n``."""
-    text = _ANSI.sub("", text)
+    """Strip ANSI codes and control bytes, fold carriage returns, drop launcher timestamps; lines end in ``\\n``.
+
+    Whole-text substitutions rather than a loop over lines: a log can hold millions of lines.
+    """
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
     text = text.replace("\r\n", "\n")
     text = _CONTROL.sub("", text)
-    lines = []
-    for raw in text.split("\n"):
-        line = _fold_carriage_returns(raw)
-        line = _TIMESTAMP.sub("", line, count=1)
-        lines.append(line.rstrip())
-    return "\n".join(lines)
+    if "\r" in text:
+        text = _TRAILING_CR.sub("", text)  # a bar ending in "\r" keeps its last state
+        text = _UP_TO_LAST_CR.sub("", text)  # what a terminal shows: the text after the last "\r"
+    text = _TIMESTAMP_LINE.sub("", text)
+    return _TRAILING_SPACE.sub("", text)
 
 
 def _prefix_patterns(text: str) -> tuple[re.Pattern[str], ...]:
@@ -88,6 +89,8 @@ def _prefix_patterns(text: str) -> tuple[re.Pattern[str], ...]:
 
 def split_streams(text: str) -> tuple[Stream, ...]:
     """Group lines by their process prefix, preserving order within each stream."""
+    if not _ANY_PREFIX.search(text):
+        return (Stream("main", text),)  # ordinary output: no per-line work at all
     patterns = _prefix_patterns(text)
     order: list[str] = []
     buckets: dict[str, list[str]] = {}
@@ -106,10 +109,27 @@ def split_streams(text: str) -> tuple[Stream, ...]:
     return tuple(Stream(label, "\n".join(buckets[label])) for label in order)
 
 
+def lines_containing(pattern: re.Pattern[str], text: str) -> Iterator[str]:
+    """Each whole line of ``text`` in which ``pattern`` occurs, once, in order.
+
+    Scanners use this to visit only the few lines of a big log that can matter: one C-level search for the
+    pattern, then the enclosing line, instead of several regexes on every line.
+    """
+    end = -1
+    for found in pattern.finditer(text):
+        if found.start() <= end:
+            continue
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        if end < 0:
+            end = len(text)
+        yield text[start:end]
+
+
 def from_text(text: str) -> Source:
     """Clean ``text`` and split it per process."""
     clean = normalise(text)
     return Source(clean, split_streams(clean))
 
 
-__all__ += ["from_text"]
+__all__ += ["from_text", "lines_containing"]
