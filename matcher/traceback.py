@@ -125,8 +125,9 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
                 index += 1
                 continue
             stripped = line.strip()
-            exc = _ANY_EXCEPTION.match(line) if line and not line[0].isspace() and frames else None
-            exc = exc or (_EXCEPTION.match(line) if line and not line[0].isspace() else None)
+            head = line[:_MAX_LINE]
+            exc = _ANY_EXCEPTION.match(head) if head and not head[0].isspace() and frames else None
+            exc = exc or (_EXCEPTION.match(head) if head and not head[0].isspace() else None)
             if exc:
                 exc_type = exc["type"]
                 first = (exc["message"] or "").strip()
@@ -141,13 +142,25 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     return stacks
 
 
+# An exception type somewhere in a line: after a log prefix ("[rank0]:[E] ", "ERROR ", stray bytes).
+_EMBEDDED_EXCEPTION = re.compile(
+    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}\w{0,60}(?:Error|Exception|Interrupt|Failure)): (?P<message>.*)$"
+)
+_ERROR_WORD = re.compile(r"(?:Error|Exception|Interrupt|Failure): ")
+_MAX_LINE = 4096
+
+
 def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
-    """``Type: message`` lines anywhere, for input that has no ``Traceback`` header (one-line pastes)."""
+    """``Type: message`` lines anywhere, for input that has no ``Traceback`` header (one-line pastes, log lines)."""
     found: list[ErrorLine] = []
+    if not _ERROR_WORD.search(text):
+        return found
     lines = text.split("\n")
     for index, line in enumerate(lines):
-        candidate = line.strip()
-        exc = _EXCEPTION.match(candidate)
+        if "rror: " not in line and "xception: " not in line and "nterrupt: " not in line and "ailure: " not in line:
+            continue
+        candidate = line.strip()[:_MAX_LINE]  # bounded: a 100 MB line must not reach a regex whole
+        exc = _EXCEPTION.match(candidate) or _EMBEDDED_EXCEPTION.search(candidate)
         if not exc or exc["message"] is None:
             continue
         first = exc["message"].strip()

@@ -1,0 +1,58 @@
+"""Property-based: any text, and any mutation of real tracebacks, goes through the whole pipeline safely.
+
+No exception escapes, JSON output is valid, and the answer does not depend on line endings or ANSI colour.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dtypefix.cli.json_output import report_json
+from dtypefix.matcher import explain
+from dtypefix.matcher.catalog import load_catalog
+
+CATALOG = load_catalog(cache_dir=None)
+SEEDS = [e.input.read_text(encoding="utf-8") for entry in CATALOG.active for e in entry.examples][:60]
+
+
+def _ids(text: str) -> list[str]:
+    return [m.entry.id for m in explain(text, catalog=CATALOG).matches]
+
+
+def _colour(text: str) -> str:
+    return "".join(f"\x1b[3{i % 7}m{line}\x1b[0m\n" for i, line in enumerate(text.splitlines()))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=3000))
+def test_arbitrary_text_never_raises_and_serialises(text: str) -> None:
+    report = explain(text, catalog=CATALOG)
+    json.loads(json.dumps(report_json(report)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(SEEDS),
+    st.lists(st.tuples(st.integers(min_value=0, max_value=4000), st.text(max_size=20)), max_size=5),
+    st.integers(min_value=0, max_value=3),
+)
+def test_mutated_real_tracebacks_never_raise(seed: str, edits: list[tuple[int, str]], cut: int) -> None:
+    text = seed
+    for position, insert in edits:
+        at = position % (len(text) + 1)
+        text = text[:at] + insert + text[at:]
+    if cut:
+        text = text[: len(text) * cut // 4]
+    report = explain(text, catalog=CATALOG)
+    json.loads(json.dumps(report_json(report)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SEEDS))
+def test_line_endings_and_colour_do_not_change_the_answer(seed: str) -> None:
+    expected = _ids(seed)
+    assert _ids(seed.replace("\n", "\r\n")) == expected
+    assert _ids(_colour(seed)) == expected
