@@ -76,6 +76,11 @@ class Incident:
     def has_frames(self) -> bool:
         return any(stack.frames for stack in self.stacks)
 
+    @property
+    def has_complete_traceback(self) -> bool:
+        """A whole traceback (header included) is present, so a frame that is absent really is absent."""
+        return any(stack.frames and stack.complete for stack in self.stacks)
+
     def config_kinds(self) -> set[str]:
         return {config.kind for config in self.configs}
 

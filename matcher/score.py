@@ -142,6 +142,10 @@ def _evaluate(condition: Condition, incident: Incident) -> Evidence:
                 ):
                     where = f"{frame.file.rsplit('site-packages/', 1)[-1]}:{frame.line} in {frame.function}"
                     return Evidence("held", "frame", label, where, condition.weight)
+        if not incident.has_complete_traceback and not condition.required:
+            # A paste that starts mid-traceback lost its top frames; only a required frame (one that sits next to
+            # the error, so it survives trimming) counts as absent.
+            return Evidence("unknown", "frame", label, "not in the partial traceback given", condition.weight, "traceback")
         return Evidence("failed", "frame", label, "no such frame in the traceback", condition.weight)
     if isinstance(condition, LogPattern):
         label = f"log shows /{condition.source}/"

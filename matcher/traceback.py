@@ -52,6 +52,8 @@ class Stack:
     """Label of the process stream the traceback came from."""
     chained_to_next: str = ""
     """``cause`` or ``context`` when another exception follows in the same chain; empty for the last one."""
+    complete: bool = True
+    """False when the paste starts mid-traceback (no header): a frame missing from it proves nothing."""
 
     @property
     def short_type(self) -> str:
@@ -106,9 +108,10 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             continue
         if pending_chain and stacks:
             last = stacks[-1]
-            stacks[-1] = Stack(last.exc_type, last.message, last.frames, last.stream, pending_chain)
+            stacks[-1] = Stack(last.exc_type, last.message, last.frames, last.stream, pending_chain, last.complete)
         pending_chain = ""
-        if stripped == _HEADER:
+        complete = stripped == _HEADER
+        if complete:
             index += 1
         frames: list[Frame] = []
         exc_type = message = ""
@@ -138,7 +141,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
                 break  # a traceback cut off before its exception line
             index += 1  # carets (^^^^), "[Previous line repeated N more times]", ExceptionGroup bars
         if exc_type:
-            stacks.append(Stack(exc_type, message, tuple(frames), stream))
+            stacks.append(Stack(exc_type, message, tuple(frames), stream, complete=complete))
     return stacks
 
 
