@@ -19,12 +19,9 @@ SCHEMA_VERSION = "1.0"
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from . import __version__
 
-    try:
-        return version("dtypefix")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-        return "0+unknown"
+    return __version__
 
 
 def _text(value: Text, groups: dict[str, str] | None = None) -> dict[str, str]:
