@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-
 from dtypefix.matcher import explain
 from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.configs import ConfigError, parse_config
@@ -21,7 +20,7 @@ def main() -> None:
     held = set(expected["held_out"])
     catalog = load_catalog(cache_dir=None)
     totals: dict[str, list[int]] = {"held out": [0, 0], "used as KB examples": [0, 0]}
-    print(f"| report | kind | established cause | first match | right |\n| --- | --- | --- | --- | --- |")
+    print("| report | kind | established cause | first match | right |\n| --- | --- | --- | --- | --- |")
     for path in sorted(CORPUS.glob("*.yaml")):
         if path.name == "expected.yaml":
             continue
@@ -42,7 +41,9 @@ def main() -> None:
         totals[group][0] += right
         totals[group][1] += 1
         mark = "yes" if right else "no"
-        print(f"| {report['id']}{' (held out)' if report['id'] in held else ''} | {report['kind']} | {report['key']} | {first} | {mark} |")
+        print(
+            f"| {report['id']}{' (held out)' if report['id'] in held else ''} | {report['kind']} | {report['key']} | {first} | {mark} |"
+        )
     print()
     for group, (right, total) in totals.items():
         print(f"{group}: {right}/{total} right first")

@@ -25,8 +25,13 @@ TRACEBACK = [
 
 def write_traceback(path: Path) -> Path:
     """A typical 60-line failure: launcher chatter, a progress bar, the traceback on one rank."""
-    lines = [f"[2024-06-01 10:00:{i:02d},000] [INFO] [real_accelerator.py:203:get_accelerator] Setting ds_accelerator to cuda" for i in range(20)]
-    lines += [f"  {p}%|{'█' * (p // 10)}{' ' * (10 - p // 10)}| {p}/100 [00:{p:02d}<01:00, 1.2it/s]" for p in range(0, 100, 5)]
+    lines = [
+        f"[2024-06-01 10:00:{i:02d},000] [INFO] [real_accelerator.py:203:get_accelerator] Setting ds_accelerator to cuda"
+        for i in range(20)
+    ]
+    lines += [
+        f"  {p}%|{'█' * (p // 10)}{' ' * (10 - p // 10)}| {p}/100 [00:{p:02d}<01:00, 1.2it/s]" for p in range(0, 100, 5)
+    ]
     lines += [f"[rank0]: {line}" for line in TRACEBACK]
     lines += ["[2024-06-01 10:01:00,000] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 4242"] * 6
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -39,10 +44,14 @@ def write_log(path: Path, size: int) -> Path:
     block = []
     for step in range(200):
         rank = rng.randrange(8)
-        block.append(f"[default{rank}]:{{'loss': {rng.random():.4f}, 'grad_norm': {rng.random() * 3:.3f}, 'learning_rate': 2e-05, 'epoch': 0.{step}}}\n")
+        block.append(
+            f"[default{rank}]:{{'loss': {rng.random():.4f}, 'grad_norm': {rng.random() * 3:.3f}, 'learning_rate': 2e-05, 'epoch': 0.{step}}}\n"
+        )
         block.append(f"[rank{rank}]: {step % 100:3d}%|██▍       | {step}/1000 [00:{step % 60:02d}<12:00,  1.31it/s]\r")
         if step % 50 == 0:
-            block.append(f"[2024-06-01 10:{step % 60:02d}:00,000] [INFO] [logging.py:96:log_dist] [Rank {rank}] step={step}, skipped=0\n")
+            block.append(
+                f"[2024-06-01 10:{step % 60:02d}:00,000] [INFO] [logging.py:96:log_dist] [Rank {rank}] step={step}, skipped=0\n"
+            )
     chunk = "".join(block).encode()
     tail = "".join(f"[rank{r}]: {line}\n" for r in range(8) for line in TRACEBACK).encode()
     with path.open("wb") as handle:

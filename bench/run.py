@@ -35,7 +35,9 @@ def _peak(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int
     """Wall seconds and peak RSS (KB) of ``cmd``, via GNU time."""
     timer = shutil.which("time") or "/usr/bin/time"
     start = time.perf_counter()
-    proc = subprocess.run([timer, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False)
+    proc = subprocess.run(
+        [timer, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
+    )
     wall = time.perf_counter() - start
     rss = int(proc.stderr.decode().strip().splitlines()[-1])
     return wall, rss
@@ -59,15 +61,26 @@ def bench_startup(work: Path, runs: int, env: dict[str, str]) -> None:
     floor, md, js = (statistics.median(x) for x in (floors, mds, jsons))
     print("## 1. Start-up: a 60-line traceback, cold process, warm KB cache")
     print(f"floor `python -c 'import typer, yaml, rapidfuzz'`: {floor * 1000:.0f} ms")
-    print(f"dtypefix explain --format json: {js * 1000:.0f} ms  ({(js / floor - 1) * 100:+.0f}% over the floor; target <= +30%)")
+    print(
+        f"dtypefix explain --format json: {js * 1000:.0f} ms  ({(js / floor - 1) * 100:+.0f}% over the floor; target <= +30%)"
+    )
     print(f"dtypefix explain --format md:   {md * 1000:.0f} ms  ({(md / floor - 1) * 100:+.0f}% over the floor)")
     probe = subprocess.run(
-        [PY, "-c", "import sys; from dtypefix.cli.app import main; import io, contextlib\n"
-         f"with contextlib.redirect_stdout(io.StringIO()): main(['explain', {str(log)!r}, '--format', 'json'])\n"
-         "print(sorted(m for m in sys.modules if m.startswith(('rich', 'markdown_it', 'jsonschema', 'torch'))))"],
-        capture_output=True, text=True, env=env, check=False,
+        [
+            PY,
+            "-c",
+            "import sys; from dtypefix.cli.app import main; import io, contextlib\n"
+            f"with contextlib.redirect_stdout(io.StringIO()): main(['explain', {str(log)!r}, '--format', 'json'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('rich', 'markdown_it', 'jsonschema', 'torch'))))",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
-    print(f"modules loaded by --format json from rich/markdown_it/jsonschema/torch: {probe.stdout.strip() or probe.stderr.strip()}")
+    print(
+        f"modules loaded by --format json from rich/markdown_it/jsonschema/torch: {probe.stdout.strip() or probe.stderr.strip()}"
+    )
     print()
 
 
@@ -81,8 +94,10 @@ def bench_kb_size(work: Path, runs: int, env: dict[str, str], sizes: list[int]) 
         build = _time(cmd, env)  # first run validates everything and writes the cache
         warm = _median(cmd, runs, env)
         base = base or warm
-        print(f"{size:>6} entries: {warm * 1000:6.0f} ms warm ({warm / base:.2f}x the 100-entry run; target 10,000 <= 3x), "
-              f"first run with cache build {build:.1f} s")
+        print(
+            f"{size:>6} entries: {warm * 1000:6.0f} ms warm ({warm / base:.2f}x the 100-entry run; target 10,000 <= 3x), "
+            f"first run with cache build {build:.1f} s"
+        )
     print()
 
 
@@ -93,8 +108,10 @@ def bench_log_size(work: Path, env: dict[str, str], sizes_mb: list[int]) -> None
         actual = log.stat().st_size / (1 << 20)
         grep_wall = _time(["grep", "-c", "Traceback", str(log)], env)
         wall, rss = _peak([*DTYPEFIX, "explain", str(log), "--format", "json"], env)
-        print(f"{actual:7.0f} MB: dtypefix {wall:6.2f} s = {actual / wall:7.0f} MB/s, peak RSS {rss / 1024:5.0f} MB; "
-              f"grep -c Traceback {grep_wall:5.2f} s = {actual / grep_wall:6.0f} MB/s")
+        print(
+            f"{actual:7.0f} MB: dtypefix {wall:6.2f} s = {actual / wall:7.0f} MB/s, peak RSS {rss / 1024:5.0f} MB; "
+            f"grep -c Traceback {grep_wall:5.2f} s = {actual / grep_wall:6.0f} MB/s"
+        )
         log.unlink()
     print()
 

@@ -152,7 +152,9 @@ def lint(
             raise InputError(f"{target}: no such file or folder")
     builtin = builtin_kb_dir().resolve()
     extra = [t for t in targets if not str(t).startswith(str(builtin))]
-    extra_roots = [t.parent if t.is_dir() and any(t.glob("*.yaml")) else t if t.is_dir() else t.parent.parent for t in extra]
+    extra_roots = [
+        t.parent if t.is_dir() and any(t.glob("*.yaml")) else t if t.is_dir() else t.parent.parent for t in extra
+    ]
     catalog = load_catalog([*dict.fromkeys(extra_roots), *(kb or [])], cache_dir=None)
     problems = lint_paths(targets, catalog, builtin)
     for problem in problems:
@@ -205,7 +207,9 @@ def fmt(
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="Words from the error message, a package, a tag, an id — or Chinese text.")],
+    query: Annotated[
+        str, typer.Argument(help="Words from the error message, a package, a tag, an id — or Chinese text.")
+    ],
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many results.")] = 10,
     fmt: FormatOption = None,
     lang: LangOption = None,
@@ -225,8 +229,15 @@ def search(
     chosen = OutputFormat.resolve(fmt, sys.stdout)
     if chosen is OutputFormat.json:
         data = [
-            {"id": h.entry.id, "slug": h.entry.slug, "title": {"en": h.entry.title.en, "zh": h.entry.title.zh},
-             "score": h.score, "field": h.field, "snippet": h.snippet, "status": h.entry.status}
+            {
+                "id": h.entry.id,
+                "slug": h.entry.slug,
+                "title": {"en": h.entry.title.en, "zh": h.entry.title.zh},
+                "score": h.score,
+                "field": h.field,
+                "snippet": h.snippet,
+                "status": h.entry.status,
+            }
             for h in hits
         ]
         sys.stdout.write(to_json({"query": query, "results": data}))
@@ -234,19 +245,33 @@ def search(
         one = _lang(lang)
         one = "en" if one == "both" else one
         lines = [f"| id | {'标题' if one == 'zh' else 'title'} | field | score |", "| --- | --- | --- | --- |"]
-        lines += [f"| `{h.entry.id}` | {h.entry.title.get(one)} | {h.field}: {h.snippet[:60]} | {h.score:g} |" for h in hits]
+        lines += [
+            f"| `{h.entry.id}` | {h.entry.title.get(one)} | {h.field}: {h.snippet[:60]} | {h.score:g} |" for h in hits
+        ]
         print_markdown("\n".join(lines) + "\n" if hits else f"No entry matches {query!r}.\n", chosen)
     return 0 if hits else 1
 
 
 @app.command()
 def new(
-    area: Annotated[str, typer.Option(prompt="Area (torch, deepspeed, accelerate, fsdp, peft, kernels, devices, hardware, frameworks, family)", help="The KB folder.")],
+    area: Annotated[
+        str,
+        typer.Option(
+            prompt="Area (torch, deepspeed, accelerate, fsdp, peft, kernels, devices, hardware, frameworks, family)",
+            help="The KB folder.",
+        ),
+    ],
     title: Annotated[str, typer.Option(prompt="Title (English): what fails, not the fix", help="English title.")],
-    message: Annotated[str, typer.Option(prompt="Error message (a line as printed)", help="The error line; becomes the first pattern.")],
-    example: Annotated[Path | None, typer.Option("--example", help="A log with the real failure, copied as the first example.")] = None,
+    message: Annotated[
+        str, typer.Option(prompt="Error message (a line as printed)", help="The error line; becomes the first pattern.")
+    ],
+    example: Annotated[
+        Path | None, typer.Option("--example", help="A log with the real failure, copied as the first example.")
+    ] = None,
     slug: Annotated[str | None, typer.Option(help="File name; derived from the title when absent.")] = None,
-    kb_root: Annotated[Path | None, typer.Option("--kb-root", help="KB to write into; the project's kb/ by default.")] = None,
+    kb_root: Annotated[
+        Path | None, typer.Option("--kb-root", help="KB to write into; the project's kb/ by default.")
+    ] = None,
 ) -> int:
     """Scaffold a new entry and its example folder, with the next free id of the area.
 
@@ -269,7 +294,9 @@ def new(
 def docs(
     out: Annotated[Path, typer.Option("--out", help="Where the Markdown pages go.")] = Path("docs/kb"),
     check_only: Annotated[bool, typer.Option("--check", help="Exit 1 when docs/kb is stale, writing nothing.")] = False,
-    html: Annotated[Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")] = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")
+    ] = None,
 ) -> int:
     """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/.
 
@@ -278,8 +305,14 @@ def docs(
     from .docs import generate_docs, to_html_site
 
     pages = generate_docs(catalog_for(None).entries)
-    stale = sorted(p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text)
-    extra = sorted(str(p.relative_to(out)) for p in out.rglob("*.md") if str(p.relative_to(out)) not in pages) if out.is_dir() else []
+    stale = sorted(
+        p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
+    )
+    extra = (
+        sorted(str(p.relative_to(out)) for p in out.rglob("*.md") if str(p.relative_to(out)) not in pages)
+        if out.is_dir()
+        else []
+    )
     if check_only:
         for name in stale + extra:
             typer.echo(f"{out / name}: stale")

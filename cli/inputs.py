@@ -118,7 +118,7 @@ def this_env_freeze() -> str:
 
     lines = set()
     for dist in distributions():
-        name = dist.metadata.get("Name") if dist.metadata else None
+        name = dist.metadata["Name"] if dist.metadata else None
         if name and dist.version:
             lines.add(f"{name}=={dist.version}")
     return "\n".join(sorted(lines))

@@ -76,9 +76,13 @@ def scaffold_entry(root: Path, area: str, title: str, message: str, log_text: st
     }
     folder = path.with_suffix("")
     folder.mkdir(parents=True)
-    (folder / "example-1.log").write_text(log_text if log_text else f"{TODO}: paste real output here\n", encoding="utf-8")
+    (folder / "example-1.log").write_text(
+        log_text if log_text else f"{TODO}: paste real output here\n", encoding="utf-8"
+    )
     (folder / "example-2.log").write_text(f"{TODO}: a second real report of the same cause\n", encoding="utf-8")
-    (folder / "counter-1.log").write_text(f"{TODO}: a real log of a sibling cause that must not match\n", encoding="utf-8")
+    (folder / "counter-1.log").write_text(
+        f"{TODO}: a real log of a sibling cause that must not match\n", encoding="utf-8"
+    )
     path.write_text(canonical_text(data), encoding="utf-8")
     record_id(root, entry_id, f"{area}/{name}")
     return path

@@ -30,7 +30,9 @@ class Catalog:
     so its cost does not grow with the size of the KB; ``entries`` builds everything (lint, docs, search).
     """
 
-    def __init__(self, records: list[dict[str, Any]], problems: list[str], load: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(
+        self, records: list[dict[str, Any]], problems: list[str], load: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> None:
         self._records = records
         self._load = load
         self._built: dict[str, KBEntry] = {}
@@ -201,7 +203,9 @@ def _cache_paths(cache_dir: Path, signature: str) -> tuple[Path, Path]:
     return cache_dir / f"{stem}.index.json", cache_dir / f"{stem}.data.jsonl"
 
 
-def _write_cache(cache_dir: Path, signature: str, records: list[dict[str, Any]], mappings: list[dict[str, Any]], problems: list[str]) -> None:
+def _write_cache(
+    cache_dir: Path, signature: str, records: list[dict[str, Any]], mappings: list[dict[str, Any]], problems: list[str]
+) -> None:
     index_path, data_path = _cache_paths(cache_dir, signature)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
@@ -216,7 +220,9 @@ def _write_cache(cache_dir: Path, signature: str, records: list[dict[str, Any]],
         tmp_data.write_bytes(b"".join(lines))
         tmp_data.replace(data_path)
         tmp_index = index_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp_index.write_text(json.dumps({"signature": signature, "records": records, "problems": problems}), encoding="utf-8")
+        tmp_index.write_text(
+            json.dumps({"signature": signature, "records": records, "problems": problems}), encoding="utf-8"
+        )
         tmp_index.replace(index_path)
     except OSError:
         pass  # a read-only home must not stop an explanation

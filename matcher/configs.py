@@ -168,6 +168,7 @@ _YAML_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]+")
 
 def _read_yaml(text: str) -> dict[str, Any]:
     import yaml  # imported on first use: most explanations read no YAML
+
     if len(_YAML_ALIAS.findall(text)) > _MAX_ALIASES:
         raise ConfigError(f"more than {_MAX_ALIASES} YAML aliases; refusing to expand them")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -229,10 +230,7 @@ def parse_config(text: str, origin: str, kind: str | None = None) -> Config:
     stripped = text.lstrip()
     if not stripped:
         raise ConfigError("empty file")
-    if stripped.startswith(("{", '"')):
-        data = _read_jsonish(stripped)
-    else:
-        data = _read_yaml(text)
+    data = _read_jsonish(stripped) if stripped.startswith(("{", '"')) else _read_yaml(text)
     _count_nodes(data, [_MAX_NODES])
     found = kind or detect_kind(data)
     if found is None:

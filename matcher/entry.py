@@ -173,13 +173,13 @@ def _text(value: dict[str, str]) -> Text:
 
 def _conditions(group: dict[str, Any], where: str) -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
-    common = lambda item: {"weight": float(item.get("weight", 2.0)), "required": bool(item.get("required", False))}  # noqa: E731
     out["errors"] = tuple(
         ErrorPattern(
             message=_pattern(item["message"], f"{where}.errors[{i}].message"),
             source=item["message"],
             type=_pattern(item["type"], f"{where}.errors[{i}].type") if item.get("type") else None,
-            **common(item),
+            weight=float(item.get("weight", 2.0)),
+            required=bool(item.get("required", False)),
         )
         for i, item in enumerate(group.get("errors", []))
     )
@@ -188,16 +188,27 @@ def _conditions(group: dict[str, Any], where: str) -> dict[str, tuple[Any, ...]]
             file=_pattern(item["file"], f"{where}.frames[{i}].file") if item.get("file") else None,
             function=_pattern(item["function"], f"{where}.frames[{i}].function") if item.get("function") else None,
             source=" in ".join(x for x in (item.get("file"), item.get("function")) if x),
-            **common(item),
+            weight=float(item.get("weight", 2.0)),
+            required=bool(item.get("required", False)),
         )
         for i, item in enumerate(group.get("frames", []))
     )
     out["log"] = tuple(
-        LogPattern(_pattern(item["pattern"], f"{where}.log[{i}].pattern"), item["pattern"], **common(item))
+        LogPattern(
+            _pattern(item["pattern"], f"{where}.log[{i}].pattern"),
+            item["pattern"],
+            weight=float(item.get("weight", 2.0)),
+            required=bool(item.get("required", False)),
+        )
         for i, item in enumerate(group.get("log", []))
     )
     out["packages"] = tuple(
-        PackageCondition(item["name"].lower().replace("_", "-"), item["spec"], **common(item))
+        PackageCondition(
+            item["name"].lower().replace("_", "-"),
+            item["spec"],
+            weight=float(item.get("weight", 2.0)),
+            required=bool(item.get("required", False)),
+        )
         for item in group.get("packages", [])
     )
     out["configs"] = tuple(
@@ -207,12 +218,19 @@ def _conditions(group: dict[str, Any], where: str) -> dict[str, tuple[Any, ...]]
             value=item.get("value"),
             default=item.get("default"),
             has_default="default" in item,
-            **common(item),
+            weight=float(item.get("weight", 2.0)),
+            required=bool(item.get("required", False)),
         )
         for item in group.get("configs", [])
     )
     out["env"] = tuple(
-        EnvCondition(item["key"], item.get("op", "=="), item.get("value"), **common(item))
+        EnvCondition(
+            item["key"],
+            item.get("op", "=="),
+            item.get("value"),
+            weight=float(item.get("weight", 2.0)),
+            required=bool(item.get("required", False)),
+        )
         for item in group.get("env", [])
     )
     for i, item in enumerate(group.get("configs", [])):
@@ -229,7 +247,9 @@ def check_specifiers(entry: KBEntry) -> None:
         try:
             SpecifierSet(condition.spec)
         except InvalidSpecifier:
-            raise EntryError(f"{entry.path}: match.packages[{i}].spec: not a PEP 440 specifier: {condition.spec!r}") from None
+            raise EntryError(
+                f"{entry.path}: match.packages[{i}].spec: not a PEP 440 specifier: {condition.spec!r}"
+            ) from None
     for name, spec in entry.affected.items():
         try:
             SpecifierSet(spec)

@@ -12,8 +12,8 @@ from pathlib import Path
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
-from .result import Report
 from .prefilter import words_in
+from .result import Report
 from .score import check_entries, deciders, score_entries
 
 __all__ = ["check", "explain", "explain_incident"]

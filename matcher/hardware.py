@@ -42,7 +42,9 @@ _GPU_LINES = (
     re.compile(r"Found GPU\d+ (?P<name>.+?) which (?:is of|requires) cuda capability", re.IGNORECASE),
     re.compile(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
     re.compile(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
-    re.compile(r"^[-*\s]*(?:GPUs?|Hardware|Device)\s*(?:\(s\))?\s*[:：]\s*(?P<name>.+)$", re.IGNORECASE),  # issue templates
+    re.compile(
+        r"^[-*\s]*(?:GPUs?|Hardware|Device)\s*(?:\(s\))?\s*[:：]\s*(?P<name>.+)$", re.IGNORECASE
+    ),  # issue templates
 )
 # "compute capability 7.5", "cuda capability 3.7", "sm_86", "Highest compute capability among GPUs detected: 6.1".
 _CAPABILITY_TEXT = re.compile(
@@ -120,7 +122,9 @@ def parse_hardware(text: str) -> Hardware:
         os_name: str | None = "windows"
     elif "OS: Ubuntu" in text or "/home/" in text or "Linux" in text or "/usr/lib/python" in text:
         os_name = "linux"
-    elif ("macOS" in text or "/Users/" in text or "mps" in text or "MPS" in text or "darwin" in text) and _MACOS.search(text):
+    elif ("macOS" in text or "/Users/" in text or "mps" in text or "MPS" in text or "darwin" in text) and _MACOS.search(
+        text
+    ):
         os_name = "macos"
     else:
         os_name = None

@@ -8,6 +8,7 @@ entry's own examples ranking it first while its counter-examples do not.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -117,10 +118,8 @@ def _run_example(example: Example, catalog: Catalog) -> list[Any]:
     text = example.input.read_text(encoding="utf-8", errors="replace")
     configs = []
     for config_path in example.configs:
-        try:
+        with contextlib.suppress(ConfigError):
             configs.append(parse_config(config_path.read_text(encoding="utf-8"), config_path.name))
-        except ConfigError:
-            pass
     freeze = [example.freeze.read_text(encoding="utf-8")] if example.freeze else []
     incident = build_incident(text, freeze=freeze, configs=configs)
     return list(explain_incident(incident, catalog).matches)
@@ -184,7 +183,7 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
             check_specifiers(entry)
         except EntryError as exc:
             message = str(exc)
-            where, _, rest = message.partition(": ")
+            _where, _, rest = message.partition(": ")
             field = rest.split(": ", 1)[0]
             line = (
                 _line_of(

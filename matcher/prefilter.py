@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 
 try:  # Python >= 3.11
-    import re._constants as _sre_constants  # type: ignore[import-not-found]
-    import re._parser as _sre_parse  # type: ignore[import-not-found]
+    import re._constants as _sre_constants
+    import re._parser as _sre_parse
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_constants
     import sre_parse as _sre_parse

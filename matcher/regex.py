@@ -7,11 +7,17 @@ by RE2, which rejects the constructs it cannot run in linear time (look-around, 
 
 from __future__ import annotations
 
+from typing import Any, Protocol, cast
+
 import re2
 
 __all__ = ["Pattern", "PatternError", "compile_pattern"]
 
-Pattern = re2._Regexp
+
+class Pattern(Protocol):
+    """What the matcher uses of a compiled RE2 pattern (google-re2 ships no type hints)."""
+
+    def search(self, text: str) -> Any: ...
 
 
 class PatternError(ValueError):
@@ -24,7 +30,7 @@ def compile_pattern(source: str) -> Pattern:
     options.log_errors = False
     options.max_mem = 16 << 20  # a hostile pattern cannot make RE2 build an unbounded DFA
     try:
-        return re2.compile(source, options)
+        return cast(Pattern, re2.compile(source, options))
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):

@@ -145,7 +145,9 @@ def _evaluate(condition: Condition, incident: Incident) -> Evidence:
         if not incident.has_complete_traceback and not condition.required:
             # A paste that starts mid-traceback lost its top frames; only a required frame (one that sits next to
             # the error, so it survives trimming) counts as absent.
-            return Evidence("unknown", "frame", label, "not in the partial traceback given", condition.weight, "traceback")
+            return Evidence(
+                "unknown", "frame", label, "not in the partial traceback given", condition.weight, "traceback"
+            )
         return Evidence("failed", "frame", label, "no such frame in the traceback", condition.weight)
     if isinstance(condition, LogPattern):
         label = f"log shows /{condition.source}/"
@@ -285,10 +287,7 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         fixed = _fixed_evidence(entry, incident)
         evidence.extend(fixed)
         anchor = Evidence("held", "error", f"message /{pattern.source}/", seen, pattern.weight)
-        if entry.kind == "family":
-            score = pattern.weight + FAMILY_MARGIN
-        else:
-            score = pattern.weight + _support(evidence)
+        score = pattern.weight + FAMILY_MARGIN if entry.kind == "family" else pattern.weight + _support(evidence)
         if score < MIN_SCORE:
             continue  # the evidence against it outweighs the message: not a candidate at all
         note = fixed[0].detail + " already contains the fix" if fixed else ""
@@ -309,7 +308,7 @@ def check_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
             continue
         if _excluded(entry, incident):
             continue
-        conditions = (*entry.packages, *entry.configs, *entry.env)
+        conditions: tuple[Condition, ...] = (*entry.packages, *entry.configs, *entry.env)
         evidence = [_evaluate(c, incident) for c in conditions]
         evidence.extend(_fixed_evidence(entry, incident))
         if any(e.status == "failed" for e in evidence):

@@ -33,7 +33,10 @@ _TRAILING_CR = re.compile(r"\r+(?=\n|$)")
 _UP_TO_LAST_CR = re.compile(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan per line, not per position
 _TIMESTAMP_LINE = re.compile(_TIMESTAMP.pattern, re.MULTILINE)
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
-_ANY_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: )", re.MULTILINE)
+_ANY_PREFIX = re.compile(
+    r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: )",
+    re.MULTILINE,
+)
 _BARE_LABEL_HINT = re.compile(r"^\d{1,4}: ", re.MULTILINE)
 
 

@@ -16,7 +16,13 @@ def _ids(cli, *args: str) -> tuple[int, list[str]]:
 
 
 def test_zeropp_quantized_weights_under_bf16(cli) -> None:
-    code, ids = _ids(cli, "--config", str(KB / "deepspeed/zeropp-quantized-weights-under-bf16/liger-640.ds.json"), "--flags", "--bf16 True")
+    code, ids = _ids(
+        cli,
+        "--config",
+        str(KB / "deepspeed/zeropp-quantized-weights-under-bf16/liger-640.ds.json"),
+        "--flags",
+        "--bf16 True",
+    )
     assert code == 1 and ids[0] == "DTF200"
 
 
@@ -28,15 +34,20 @@ def test_accelerate_fp8_with_deepspeed(cli) -> None:
 def test_zero3_cpu_offload_with_paged_8bit_optimizer_on_affected_versions(cli) -> None:
     code, ids = _ids(
         cli,
-        "--config", str(SEEDS / "004-zero3_bf16_cpuoffload_all.json"),
-        "--config", str(SEEDS / "004-axolotl.yml"),
-        "--freeze", str(SEEDS / "004-freeze.txt"),
+        "--config",
+        str(SEEDS / "004-zero3_bf16_cpuoffload_all.json"),
+        "--config",
+        str(SEEDS / "004-axolotl.yml"),
+        "--freeze",
+        str(SEEDS / "004-freeze.txt"),
     )
     assert code == 1 and {"DTF201", "DTF205"} <= set(ids)
 
 
 def test_clean_bf16_zero3_config_is_quiet(cli) -> None:
-    result = cli("check", "--config", str(ROOT / "tests/data/clean-zero3-bf16.json"), "--flags", "--bf16 True", "--format", "md")
+    result = cli(
+        "check", "--config", str(ROOT / "tests/data/clean-zero3-bf16.json"), "--flags", "--bf16 True", "--format", "md"
+    )
     assert result.code == 0, result.out
     assert "no known-bad settings" in result.out
 

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import yaml
-
 from dtypefix.matcher.canonical import canonical_text
 from dtypefix.matcher.catalog import builtin_kb_dir
 
@@ -18,7 +17,19 @@ def test_new_writes_a_skeleton_that_lint_rejects_until_filled(cli, tmp_path: Pat
     root.mkdir()
     log = tmp_path / "my.log"
     log.write_text(MESSAGE + "\n", encoding="utf-8")
-    result = cli("new", "--kb-root", str(root), "--area", "deepspeed", "--title", "Loss scale collapse in my org", "--message", MESSAGE, "--example", str(log))
+    result = cli(
+        "new",
+        "--kb-root",
+        str(root),
+        "--area",
+        "deepspeed",
+        "--title",
+        "Loss scale collapse in my org",
+        "--message",
+        MESSAGE,
+        "--example",
+        str(log),
+    )
     assert result.code == 0, result.err
     path = root / "deepspeed" / "loss-scale-collapse-in-my-org.yaml"
     assert path.is_file() and (path.with_suffix("") / "example-1.log").read_text() == MESSAGE + "\n"
@@ -42,7 +53,10 @@ def test_a_filled_private_entry_passes_lint_and_is_found(cli, tmp_path: Path, mo
     data = yaml.safe_load(source.read_text(encoding="utf-8"))
     data["id"] = "DTF900"
     data["kind"] = "cause"
-    data["title"] = {"en": "Our cluster's launcher leaves inputs on the CPU", "zh": "我们集群的启动脚本把输入留在了 CPU 上"}
+    data["title"] = {
+        "en": "Our cluster's launcher leaves inputs on the CPU",
+        "zh": "我们集群的启动脚本把输入留在了 CPU 上",
+    }
     for item in data["match"]["errors"]:
         item["weight"] = item["weight"] + 2
     (root / "private" / "our-cluster-device-mismatch.yaml").write_text(canonical_text(data), encoding="utf-8")
@@ -50,7 +64,12 @@ def test_a_filled_private_entry_passes_lint_and_is_found(cli, tmp_path: Path, mo
     monkeypatch.setenv("DTYPEFIX_KB", str(root))
     found = cli("search", "集群的启动脚本", "--format", "md")
     assert found.code == 0 and "DTF900" in found.out.splitlines()[2]
-    explained = cli("explain", "--format", "md", stdin=b"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n")
+    explained = cli(
+        "explain",
+        "--format",
+        "md",
+        stdin=b"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n",
+    )
     assert "## 1. Our cluster" in explained.out
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from dtypefix.cli.app import app, main
 from dtypefix.cli.docs import generate_docs, to_html_site
 
@@ -15,7 +14,11 @@ COMMANDS = ["explain", "run", "check", "search", "show", "new", "lint", "fmt", "
 
 def test_generated_kb_docs_are_current(catalog) -> None:
     pages = generate_docs(catalog.entries)
-    stale = [p for p, text in pages.items() if not (ROOT / "docs/kb" / p).is_file() or (ROOT / "docs/kb" / p).read_text(encoding="utf-8") != text]
+    stale = [
+        p
+        for p, text in pages.items()
+        if not (ROOT / "docs/kb" / p).is_file() or (ROOT / "docs/kb" / p).read_text(encoding="utf-8") != text
+    ]
     assert stale == [], "docs/kb is stale: run `dtypefix docs` and commit the result"
 
 

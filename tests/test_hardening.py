@@ -67,8 +67,13 @@ def test_a_100mb_single_line(tmp_path: Path) -> None:
 
 def test_stdin_closed_early_and_output_into_head() -> None:
     env = dict(os.environ, NO_COLOR="1")
-    producer = subprocess.Popen(["bash", "-c", f"{' '.join(DTYPEFIX)} explain --lang both --format md | head -n 2"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    producer = subprocess.Popen(
+        ["bash", "-c", f"{' '.join(DTYPEFIX)} explain --lang both --format md | head -n 2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     out, err = producer.communicate(MAT1 * 200, timeout=60)
     assert len(out.splitlines()) == 2
     assert b"BrokenPipe" not in err and b"Traceback" not in err
@@ -77,8 +82,9 @@ def test_stdin_closed_early_and_output_into_head() -> None:
 def test_ctrl_c_exits_130_without_traceback() -> None:
     env = dict(os.environ, NO_COLOR="1")
     # stdin stays open and empty, so dtypefix blocks reading it; SIGINT must end it cleanly.
-    with subprocess.Popen([*DTYPEFIX, "explain", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=env) as proc:
+    with subprocess.Popen(
+        [*DTYPEFIX, "explain", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as proc:
         time.sleep(1.5)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
@@ -104,7 +110,10 @@ def test_missing_file() -> None:
 @pytest.mark.parametrize(
     "config",
     [
-        "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(f"b{i}: &b{i} [*{'a' if i == 0 else f'b{i - 1}'}, *{'a' if i == 0 else f'b{i - 1}'}]\n" for i in range(80)),
+        "a: &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(
+            f"b{i}: &b{i} [*{'a' if i == 0 else f'b{i - 1}'}, *{'a' if i == 0 else f'b{i - 1}'}]\n" for i in range(80)
+        ),
         "a: " + "[" * 20000 + "]" * 20000 + "\n",
         '{"zero_optimization": ' * 5000 + "1" + "}" * 5000,
         "\x00\x01binary",

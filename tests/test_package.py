@@ -7,9 +7,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-
 import dtypefix.matcher
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +23,8 @@ def test_exported_members_are_complete() -> None:
 def test_wheel_contains_every_module_and_kb_file(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     (wheel,) = tmp_path.glob("dtypefix-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -32,7 +32,11 @@ def test_wheel_contains_every_module_and_kb_file(tmp_path: Path) -> None:
     for folder, package in (("matcher", "dtypefix/matcher"), ("cli", "dtypefix/cli")):
         expected |= {f"{package}/{p.relative_to(ROOT / folder).as_posix()}" for p in (ROOT / folder).glob("*.py")}
     kb = ROOT / "kb"
-    expected |= {f"dtypefix/kb/{p.relative_to(kb).as_posix()}" for p in kb.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    expected |= {
+        f"dtypefix/kb/{p.relative_to(kb).as_posix()}"
+        for p in kb.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     missing = sorted(expected - names)
     assert missing == []
     assert not any(n.startswith(("kb/", "matcher/", "cli/")) for n in names), "no top-level kb/matcher/cli modules"

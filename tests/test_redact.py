@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from dtypefix.matcher.redact import redact
 
 SECRETS = {
@@ -23,9 +22,16 @@ SECRETS = {
     "hostname": "[W socket.cpp:663] connect to node01.cluster.mycorp.internal:29500 failed",
 }
 VALUES = [
-    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "0123456789abcdef0123456789abcdef01234567",
-    "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-    "eyJhbGciOiJIUzI1NiJ9", "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "jane.doe", "jdoe", "10.12.3.4",
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    "0123456789abcdef0123456789abcdef01234567",
+    "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789",
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "eyJhbGciOiJIUzI1NiJ9",
+    "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB",
+    "jane.doe",
+    "jdoe",
+    "10.12.3.4",
     "node01.cluster.mycorp.internal",
 ]
 

@@ -68,7 +68,9 @@ def test_sigint_is_forwarded_to_the_child(tmp_path: Path) -> None:
         "signal.signal(signal.SIGINT, h)\nprint('ready', flush=True)\ntime.sleep(30)\n"
     )
     env = dict(os.environ, NO_COLOR="1")
-    with subprocess.Popen([*DTYPEFIX, "run", "--", sys.executable, "-c", child], stdout=subprocess.PIPE, env=env) as proc:
+    with subprocess.Popen(
+        [*DTYPEFIX, "run", "--", sys.executable, "-c", child], stdout=subprocess.PIPE, env=env
+    ) as proc:
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"ready\n"
         time.sleep(0.2)
