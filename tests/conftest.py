@@ -14,6 +14,25 @@ from dtypefix.matcher.catalog import Catalog, load_catalog
 DATA = Path(__file__).parent / "data"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/ from the current output")
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):
+    """Compare text with tests/golden/<name> as a whole string; --update-golden rewrites the file."""
+
+    def check(name: str, text: str) -> None:
+        path = Path(__file__).parent / "golden" / name
+        if request.config.getoption("--update-golden"):
+            path.write_text(text, encoding="utf-8")
+            return
+        assert path.exists(), f"{path} missing: run pytest --update-golden"
+        assert text == path.read_text(encoding="utf-8"), f"{path} differs: review, then run pytest --update-golden"
+
+    return check
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return load_catalog(cache_dir=None)

@@ -1,0 +1,47 @@
+"""What users read, compared as whole strings (golden files; `pytest --update-golden` rewrites them).
+
+A frozen copy of two entries (tests/data/golden-kb) keeps these stable while the real KB grows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dtypefix.cli.json_output import report_json, to_json
+from dtypefix.cli.markdown import format_entry, format_report
+from dtypefix.matcher import explain
+from dtypefix.matcher.catalog import load_catalog
+
+DATA = Path(__file__).parent / "data"
+KB = load_catalog([DATA / "golden-kb"], include_builtin=False, cache_dir=None)
+EXAMPLE = DATA / "golden-kb" / "family" / "zeropp-quantized-weights-under-bf16"
+LOG = (EXAMPLE / "liger-640.log").read_text(encoding="utf-8")
+CONFIG = (EXAMPLE / "liger-640.ds.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "both"])
+def test_explain_with_config(golden, lang: str) -> None:
+    report = explain(LOG, configs=[("ds_config.json", CONFIG)], catalog=KB)
+    golden(f"explain-zeropp-{lang}.md", format_report(report, lang, top=2))
+
+
+def test_explain_error_line_only(golden) -> None:
+    golden("explain-line-only-en.md", format_report(explain(LOG, catalog=KB), "en"))
+
+
+def test_no_known_cause(golden) -> None:
+    golden("explain-none-en.md", format_report(explain("KeyError: 'input_ids'\n", catalog=KB), "en"))
+
+
+def test_show_entry(golden) -> None:
+    entry = KB.get("DTF001")
+    assert entry is not None
+    golden("show-DTF001-both.md", format_entry(entry, "both").replace(str(DATA), "<data>"))
+
+
+def test_json(golden) -> None:
+    report = explain(LOG, configs=[("ds_config.json", CONFIG)], catalog=KB)
+    text = to_json(report_json(report)).replace(str(DATA), "<data>")
+    golden("explain-zeropp.json", text)
