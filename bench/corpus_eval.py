@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+
 from dtypefix.matcher import explain
 from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.configs import ConfigError, parse_config

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import click
 import typer
+
 from dtypefix.matcher.catalog import Catalog, default_cache_dir, load_catalog
 
 from .i18n import default_lang

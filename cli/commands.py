@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from dtypefix.matcher.configs import Config
 from dtypefix.matcher.explain import explain_incident
 from dtypefix.matcher.incident import build_incident

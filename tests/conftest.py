@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from dtypefix.matcher.catalog import Catalog, load_catalog
 
 DATA = Path(__file__).parent / "data"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from dtypefix.matcher.configs import ConfigError, find_embedded, lookup, parse_config
 
 DS_AUTO = """{

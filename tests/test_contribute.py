@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import yaml
+
 from dtypefix.matcher.canonical import canonical_text
 from dtypefix.matcher.catalog import builtin_kb_dir
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from dtypefix.matcher import explain
 from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.configs import ConfigError, parse_config

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from dtypefix.cli.app import app, main
 from dtypefix.cli.docs import generate_docs, to_html_site
 

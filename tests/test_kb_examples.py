@@ -6,6 +6,7 @@ Adding an entry with its example files adds its tests here without touching Pyth
 from __future__ import annotations
 
 import pytest
+
 from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.configs import parse_config
 from dtypefix.matcher.entry import Example

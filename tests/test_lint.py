@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from dtypefix.matcher.canonical import canonical_text
 from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.lint import lint_paths

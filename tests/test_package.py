@@ -7,8 +7,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-import dtypefix.matcher
 import pytest
+
+import dtypefix.matcher
 
 ROOT = Path(__file__).resolve().parents[1]
 

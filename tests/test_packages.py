@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from dtypefix.matcher.packages import parse_versions
 
 PIP_FREEZE = """accelerate==0.34.2

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from dtypefix.cli.json_output import report_json
 from dtypefix.matcher import explain
 from dtypefix.matcher.catalog import load_catalog
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 CATALOG = load_catalog(cache_dir=None)
 SEEDS = [e.input.read_text(encoding="utf-8") for entry in CATALOG.active for e in entry.examples][:60]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from dtypefix.cli.markdown import format_report
 from dtypefix.matcher import explain
 from dtypefix.matcher.catalog import builtin_kb_dir
