@@ -127,6 +127,21 @@ CASES: dict[str, tuple[Callable[[], object], set[str], str]] = {
         {"DTF132", "scalar-type-mismatch"},
         "Found dtype Long but expected Float",
     ),
+    "fp16 op without a CPU kernel": (
+        lambda: torch.linalg.cholesky(torch.eye(2).half()),
+        {"half-not-implemented-cpu"},
+        "\"cholesky_cpu\" not implemented for 'Half'",
+    ),
+    "CUDA asked of a CPU-only build": (
+        lambda: torch.zeros(1).cuda(),
+        {"DTF484"},
+        "Torch not compiled with CUDA enabled",
+    ),
+    "LSTM input on another device than its weights": (
+        lambda: torch.nn.LSTM(2, 3)(torch.randn(4, 1, 2, device="meta")),
+        {"DTF480"},
+        "Input and parameter tensors are not at the same device",
+    ),
     "in-place float update of a long tensor": (
         lambda: torch.zeros(3, dtype=torch.long).add_(torch.randn(3)),
         {"DTF130"},
