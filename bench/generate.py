@@ -92,7 +92,9 @@ explanation:
   fix:
     - en: Synthetic fix {n}.
       zh: 合成修复 {n}。
-  does_not_help: []
+  does_not_help:
+    - en: Synthetic non-fix {n}.
+      zh: 合成的无效做法 {n}。
 references:
   - url: https://example.com/{n}
     title: synthetic
