@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from dtypefix.matcher.canonical import canonical_text
-from dtypefix.matcher.catalog import entry_files, read_entry_mapping
+from dtypefix.matcher.catalog import builtin_kb_dir, entry_files, read_entry_mapping
 from dtypefix.matcher.entry import EntryError
-from dtypefix.matcher.ids import AREA_RANGES, next_id, record_id
+from dtypefix.matcher.ids import AREA_RANGES, next_id, read_ledger, record_id
 
 from .inputs import InputError
 
@@ -51,7 +51,10 @@ def scaffold_entry(root: Path, area: str, title: str, message: str, log_text: st
     path = root / area / f"{name}.yaml"
     if path.exists():
         raise InputError(f"{path} already exists")
-    entry_id = next_id(root, area, _taken(root))
+    # Neither this KB nor the built-in one may already use (or ever have used) the id.
+    builtin = builtin_kb_dir()
+    taken = _taken(root) | _taken(builtin) | set(read_ledger(builtin))
+    entry_id = next_id(root, area, taken)
     pattern, exc_type = _message_pattern(message)
     error: dict[str, object] = {"message": pattern, "weight": 2}
     if exc_type:

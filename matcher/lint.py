@@ -197,8 +197,11 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = N
             continue
         problems.extend(_static(path, text, data))
         id_line = _line_of(text, ["id"])
+        other = by_id.get(entry.id)
         if entry.id in seen_ids:
             problems.append(LintProblem(path, id_line, f"id {entry.id} is also used by {seen_ids[entry.id]}"))
+        elif other is not None and other.path.resolve() != path.resolve():
+            problems.append(LintProblem(path, id_line, f"id {entry.id} is also used by {other.path}"))
         seen_ids[entry.id] = path
         root = path.parent.parent  # each KB (built-in or private) keeps its own ledger
         ledger = ledgers.setdefault(root, read_ledger(root))

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from dtypefix.matcher.canonical import canonical_text
-from dtypefix.matcher.catalog import builtin_kb_dir
+from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 
 MESSAGE = "ValueError: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."
 
@@ -35,15 +35,17 @@ def test_new_writes_a_skeleton_that_lint_rejects_until_filled(cli, tmp_path: Pat
     path = root / "deepspeed" / "loss-scale-collapse-in-my-org.yaml"
     assert path.is_file() and (path.with_suffix("") / "example-1.log").read_text() == MESSAGE + "\n"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert data["id"] == "DTF200"  # the private KB's ledger is empty: first id of the range
-    assert (root / "ids.txt").read_text() == "DTF200 deepspeed/loss-scale-collapse-in-my-org\n"
+    builtin_ids = {e.id for e in load_catalog(cache_dir=None).entries}
+    assert data["id"].startswith("DTF2") and data["id"] not in builtin_ids  # never an id the built-in KB uses
+    assert (root / "ids.txt").read_text() == f"{data['id']} deepspeed/loss-scale-collapse-in-my-org\n"
     lint = cli("lint", str(root))
     assert lint.code == 1 and "TODO(dtypefix new)" in lint.out
 
     # A second scaffold in the same area takes the next id.
     again = cli("new", "--kb-root", str(root), "--area", "deepspeed", "--title", "Another one", "--message", MESSAGE)
     assert again.code == 0
-    assert yaml.safe_load((root / "deepspeed/another-one.yaml").read_text())["id"] == "DTF201"
+    second = yaml.safe_load((root / "deepspeed/another-one.yaml").read_text())["id"]
+    assert second not in builtin_ids and int(second[3:]) > int(data["id"][3:])
 
 
 def test_a_filled_private_entry_passes_lint_and_is_found(cli, tmp_path: Path, monkeypatch) -> None:

@@ -108,3 +108,9 @@ def test_schema_problem_points_to_line(private_kb: Path) -> None:
         i for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text.startswith("severity:")
     )
     assert any(f"my-entry.yaml:{line}: severity" in p for p in problems), problems
+
+
+def test_private_entry_reusing_a_builtin_id_is_rejected(private_kb: Path) -> None:
+    _edit(private_kb, lambda d: d.__setitem__("id", "DTF003"))
+    problems = _lint(private_kb)
+    assert any("DTF003 is also used by" in p and "device-mismatch.yaml" in p for p in problems), problems
