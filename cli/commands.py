@@ -157,7 +157,7 @@ def lint(
         t.parent if t.is_dir() and any(t.glob("*.yaml")) else t if t.is_dir() else t.parent.parent for t in extra
     ]
     catalog = load_catalog([*dict.fromkeys(extra_roots), *(kb or [])], cache_dir=None)
-    problems = lint_paths(targets, catalog, builtin)
+    problems = lint_paths(targets, catalog)
     for problem in problems:
         typer.echo(str(problem))
     from dtypefix.matcher.catalog import entry_files

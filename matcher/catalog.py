@@ -161,7 +161,7 @@ def _signature(files: list[tuple[Path, str]]) -> str:
     return digest.hexdigest()
 
 
-def _index_record(path: Path, slug: str, data: dict[str, Any], entry: KBEntry) -> dict[str, Any]:
+def _index_record(path: Path, slug: str, entry: KBEntry) -> dict[str, Any]:
     return {
         "path": str(path),
         "slug": slug,
@@ -193,7 +193,7 @@ def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], li
             problems.append(f"{path}: id: {entry.id} is already used by {seen[entry.id]}")
             continue
         seen[entry.id] = path
-        records.append(_index_record(path, slug, data, entry))
+        records.append(_index_record(path, slug, entry))
         mappings.append(data)
     return records, mappings, problems
 

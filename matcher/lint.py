@@ -19,14 +19,15 @@ from urllib.parse import urlparse
 import yaml
 
 from .canonical import canonical_text
-from .catalog import Catalog, builtin_kb_dir, entry_files, read_entry_mapping
+from .catalog import Catalog, entry_files, read_entry_mapping
 from .configs import ConfigError, parse_config
 from .entry import EntryError, Example, KBEntry, check_specifiers, entry_from_mapping
 from .explain import explain_incident
 from .ids import read_ledger
 from .incident import build_incident
+from .result import Match
 
-__all__ = ["LintProblem", "lint_paths"]
+__all__ = ["LintProblem", "lint_paths", "run_example"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _PLACEHOLDER = "TODO(dtypefix new)"
@@ -114,7 +115,8 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     return problems
 
 
-def _run_example(example: Example, catalog: Catalog) -> list[Any]:
+def run_example(example: Example, catalog: Catalog) -> list[Match]:
+    """The ranked matches for one example of an entry, with its attached configs and freeze (lint and tests)."""
     text = example.input.read_text(encoding="utf-8", errors="replace")
     configs = []
     for config_path in example.configs:
@@ -130,7 +132,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     for i, example in enumerate(entry.examples):
         if not example.input.is_file():
             continue
-        matches = _run_example(example, catalog)
+        matches = run_example(example, catalog)
         line = _line_of(text, ["examples", i])
         if not matches or matches[0].entry.id != entry.id:
             first = f"{matches[0].entry.id} ({matches[0].score:g})" if matches else "nothing"
@@ -153,7 +155,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     for i, example in enumerate(entry.counter_examples):
         if not example.input.is_file():
             continue
-        matches = _run_example(example, catalog)
+        matches = run_example(example, catalog)
         if matches and matches[0].entry.id == entry.id:
             problems.append(
                 LintProblem(
@@ -165,9 +167,8 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     return problems
 
 
-def lint_paths(paths: Iterable[Path], catalog: Catalog, kb_root: Path | None = None) -> list[LintProblem]:
+def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
     """Lint the entries under ``paths`` (files or KB folders) against ``catalog`` (the KB they live in)."""
-    kb_root = kb_root or builtin_kb_dir()
     ledgers: dict[Path, dict[str, str]] = {}
     problems: list[LintProblem] = []
     seen_ids: dict[str, Path] = {}

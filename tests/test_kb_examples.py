@@ -8,10 +8,8 @@ from __future__ import annotations
 import pytest
 
 from dtypefix.matcher.catalog import load_catalog
-from dtypefix.matcher.configs import parse_config
 from dtypefix.matcher.entry import Example
-from dtypefix.matcher.explain import explain_incident
-from dtypefix.matcher.incident import build_incident
+from dtypefix.matcher.lint import run_example
 
 _CATALOG = load_catalog(cache_dir=None)
 
@@ -25,10 +23,7 @@ def _cases(kind: str) -> list[tuple[str, Example]]:
 
 
 def _rank(example: Example) -> list[str]:
-    configs = [parse_config(p.read_text(encoding="utf-8"), p.name) for p in example.configs]
-    freeze = [example.freeze.read_text(encoding="utf-8")] if example.freeze else []
-    incident = build_incident(example.input.read_text(encoding="utf-8"), freeze=freeze, configs=configs)
-    return [m.entry.id for m in explain_incident(incident, _CATALOG).matches]
+    return [m.entry.id for m in run_example(example, _CATALOG)]
 
 
 def test_catalog_loads_without_problems() -> None:

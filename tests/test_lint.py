@@ -14,7 +14,7 @@ from dtypefix.matcher.lint import lint_paths
 
 
 def test_shipped_kb_is_clean(catalog) -> None:
-    problems = lint_paths([builtin_kb_dir()], catalog, builtin_kb_dir())
+    problems = lint_paths([builtin_kb_dir()], catalog)
     assert [str(p) for p in problems] == []
 
 
@@ -42,7 +42,7 @@ def _edit(root: Path, change) -> Path:
 
 def _lint(root: Path) -> list[str]:
     catalog = load_catalog([root], cache_dir=None)
-    return [str(p) for p in lint_paths([root], catalog, builtin_kb_dir())]
+    return [str(p) for p in lint_paths([root], catalog)]
 
 
 def test_broken_regex_is_rejected(private_kb: Path) -> None:
@@ -84,7 +84,7 @@ def test_missing_chinese_is_rejected(private_kb: Path) -> None:
 def test_duplicate_id_is_rejected(private_kb: Path) -> None:
     _edit(private_kb, lambda d: d.__setitem__("id", "DTF001"))
     catalog = load_catalog([private_kb], cache_dir=None)
-    problems = [str(p) for p in lint_paths([builtin_kb_dir(), private_kb], catalog, builtin_kb_dir())]
+    problems = [str(p) for p in lint_paths([builtin_kb_dir(), private_kb], catalog)]
     assert any("DTF001" in p and "also used by" in p for p in problems), problems
 
 
