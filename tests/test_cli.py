@@ -125,3 +125,9 @@ def test_python_dash_m_and_console_script() -> None:
         check=False,
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)["matches"]
+
+
+def test_terminal_format_obeys_no_color(cli) -> None:
+    result = cli("explain", str(SAMPLE), "--config", str(SAMPLE_CONFIG), "--format", "term")
+    assert result.code == 0 and "ZeRO++" in result.out
+    assert "\x1b[" not in result.out  # NO_COLOR is set by the test fixture
