@@ -6,8 +6,10 @@ only its head (where pasted versions and configs tend to be) and its tail (where
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -60,27 +62,34 @@ def _looks_binary(data: bytes) -> bool:
     return bad / len(sample) > 0.10
 
 
+@contextlib.contextmanager
+def _reading(label: str) -> Iterator[None]:
+    """Turn the operating system's reasons for not reading a file into one-line input errors."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(f"{label}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{label}: is a directory, not a file") from None
+    except PermissionError:
+        raise InputError(f"{label}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{label}: cannot read: {exc.strerror or exc}") from None
+
+
 def read_log(path: str | None) -> str:
     """The log from ``path`` or stdin (``None`` or ``-``); raises :class:`InputError`."""
-    try:
-        if path is None or path == "-":
+    name = "standard input" if path is None or path == "-" else path
+    with _reading(name):
+        if name == "standard input":
             if sys.stdin is None or sys.stdin.isatty():
                 raise InputError("no input: pipe a log into dtypefix or give a file (dtypefix explain --help)")
             data, _ = _read_bounded(sys.stdin.buffer)
-            name = "standard input"
         else:
-            target = Path(path)
-            if target.is_dir():
-                raise InputError(f"{path}: is a directory, not a log file")
-            with target.open("rb") as handle:
+            if Path(name).is_dir():
+                raise IsADirectoryError(name)
+            with Path(name).open("rb") as handle:
                 data, _ = _read_bounded(handle)
-            name = path
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
-    except OSError as exc:
-        raise InputError(f"{path or 'standard input'}: cannot read: {exc.strerror or exc}") from None
     if not data.strip():
         raise InputError(f"{name}: empty input: nothing to explain")
     if _looks_binary(data):
@@ -90,14 +99,8 @@ def read_log(path: str | None) -> str:
 
 def read_text_file(path: str, what: str) -> str:
     """A small text file (freeze, config); raises :class:`InputError` with ``what`` in the message."""
-    try:
+    with _reading(f"{what} {path}"):
         data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{what} {path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} {path}: is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
     if _looks_binary(data):
         raise InputError(f"{what} {path}: binary data, not text")
     return decode(data)
