@@ -84,12 +84,35 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
     return "\n".join(parts), index
 
 
+# rich's boxed tracebacks (Transformers, ChatGLM and many scripts install rich.traceback): frame lines read
+# "│ /path/to/file.py:197 in backward   │" inside a box headed "╭── Traceback (most recent call last) ──╮".
+_RICH_FRAME = re.compile(r"^[│┃]\s*(?P<file>\S+?\.py):(?P<line>\d+) in (?P<function>[^\s│┃]+)\s*[│┃]?\s*$")
+_BOX_LINE = re.compile(r"^[│┃╭╰┏┗]")
+
+
+def _unbox_rich(text: str) -> str:
+    """Rewrite a rich traceback box into the plain ``File "...", line N, in f`` form the parser reads."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if not _BOX_LINE.match(line):
+            out.append(line)
+        elif "Traceback (most recent call last)" in line:
+            out.append(_HEADER)
+        else:
+            frame = _RICH_FRAME.match(line)
+            if frame:
+                out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"]}')
+    return "\n".join(out)
+
+
 _GLUED_FRAME = re.compile(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
 
 
 def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     """Every traceback in ``text``, chained exceptions as separate stacks in printed order."""
     # Two processes writing at once can glue a frame line onto the end of another line: split it off.
+    if "Traceback (most recent call last)" in text and ("╭" in text or "┏" in text):
+        text = _unbox_rich(text)
     if 'File "' in text:
         text = _GLUED_FRAME.sub("\n", text)
     lines = text.split("\n")

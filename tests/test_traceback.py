@@ -75,3 +75,24 @@ def test_error_lines_outside_tracebacks() -> None:
     assert [(e.exc_type, e.message.splitlines()[0]) for e in lines] == [
         ("RuntimeError", "expected scalar type Float but found Half")
     ]
+
+
+RICH = """╭─────────────────────────────── Traceback (most recent call last) ────────────────────────────────╮
+│ /home/user/ChatGLM-Tuning/finetune.py:115 in main                                                │
+│                                                                                                  │
+│   112 │   )                                                                                      │
+│ ❱ 115 │   trainer.train()                                                                        │
+│                                                                                                  │
+│ /home/user/.local/lib/python3.8/site-packages/torch/autograd/__init__.py:197 in backward         │
+│                                                                                                  │
+│ ❱ 197 │   Variable._execution_engine.run_backward(                                               │
+╰──────────────────────────────────────────────────────────────────────────────────────────────────╯
+RuntimeError: expected scalar type Half but found Float
+"""
+
+
+def test_rich_boxed_traceback() -> None:
+    (stack,) = parse_stacks(RICH)
+    assert [f.function for f in stack.frames] == ["main", "backward"]
+    assert stack.frames[1].file.endswith("torch/autograd/__init__.py") and stack.frames[1].line == 197
+    assert stack.complete and stack.message == "expected scalar type Half but found Float"
