@@ -105,6 +105,29 @@ def _unbox_rich(text: str) -> str:
     return "\n".join(out)
 
 
+# IPython / Jupyter tracebacks: "RuntimeError    Traceback (most recent call last)", then frames such as
+# "File ~/envs/x/lib/python3.10/site-packages/torch/nn/modules/module.py:1501, in Module._call_impl(self, *args)"
+# and "Cell In[5], line 3"; the exception line closes them as usual.
+_IPYTHON_HEADER = re.compile(r"^\w+\s{2,}Traceback \(most recent call last\)[ \t]*$", re.MULTILINE)
+_IPYTHON_FRAME = re.compile(r"^File (?P<file>\S+?\.py):(?P<line>\d+), in (?P<function>[\w.<>]+)")
+_IPYTHON_CELL = re.compile(r"^(?:Cell In ?\[\d*\]|Input In \[\d*\]), line (?P<line>\d+)")
+
+
+def _plain_ipython(text: str) -> str:
+    """Rewrite IPython's traceback layout into the plain one the parser reads."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if _IPYTHON_HEADER.match(line):
+            out.append(_HEADER)
+        elif frame := _IPYTHON_FRAME.match(line):
+            out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"].rsplit(".", 1)[-1]}')
+        elif cell := _IPYTHON_CELL.match(line):
+            out.append(f'  File "<cell>", line {cell["line"]}, in <module>')
+        elif not line.startswith(("----> ", "--> ", "-> ")) and not re.match(r"^\s+\d+ ", line):
+            out.append(line)
+    return "\n".join(out)
+
+
 _GLUED_FRAME = re.compile(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
 
 
@@ -113,6 +136,8 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     # Two processes writing at once can glue a frame line onto the end of another line: split it off.
     if "Traceback (most recent call last)" in text and ("╭" in text or "┏" in text):
         text = _unbox_rich(text)
+    if "Traceback (most recent call last)" in text and _IPYTHON_HEADER.search(text):
+        text = _plain_ipython(text)
     if 'File "' in text:
         text = _GLUED_FRAME.sub("\n", text)
     lines = text.split("\n")

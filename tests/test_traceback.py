@@ -96,3 +96,25 @@ def test_rich_boxed_traceback() -> None:
     assert [f.function for f in stack.frames] == ["main", "backward"]
     assert stack.frames[1].file.endswith("torch/autograd/__init__.py") and stack.frames[1].line == 197
     assert stack.complete and stack.message == "expected scalar type Half but found Float"
+
+
+IPYTHON = """---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+Cell In[7], line 3
+      1 inputs = tokenizer("hi", return_tensors="pt")
+----> 3 model.generate(**inputs)
+File ~/miniconda3/envs/llm/lib/python3.10/site-packages/torch/nn/modules/module.py:1501, in Module._call_impl(self, *args, **kwargs)
+   1497 # If we don't have any hooks, we want to skip the rest of the logic in
+-> 1501     return forward_call(*args, **kwargs)
+File ~/miniconda3/envs/llm/lib/python3.10/site-packages/torch/nn/modules/linear.py:114, in Linear.forward(self, input)
+    113 def forward(self, input: Tensor) -> Tensor:
+--> 114     return F.linear(input, self.weight, self.bias)
+RuntimeError: mat1 and mat2 must have the same dtype, but got Float and Half
+"""
+
+
+def test_ipython_traceback() -> None:
+    (stack,) = parse_stacks(IPYTHON)
+    assert [f.function for f in stack.frames] == ["<module>", "_call_impl", "forward"]
+    assert stack.frames[2].file.endswith("torch/nn/modules/linear.py") and stack.frames[2].line == 114
+    assert stack.exc_type == "RuntimeError" and stack.message.startswith("mat1 and mat2 must have")
