@@ -40,6 +40,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "does_not_help": ("Does not help", "这些做法没用"),
     "notes": ("Notes", "补充说明"),
     "references": ("References", "参考资料"),
+    "wording": ("Wording by version", "不同版本的报错措辞"),
     "fixed.note": (
         "Note: {detail}; this cause is unlikely unless the fix was reverted.",
         "注意：{detail}，已经包含修复，除非修复被回退，否则不太可能是这个原因。",

@@ -162,6 +162,8 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
             lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
         if entry.fixed_in:
             lines += ["fixed in: " + ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items()), ""]
+        if entry.messages:
+            lines += [f"**{t('wording', one)}**", "", *(f"- {m}" for m in entry.messages), ""]
         lines += entry_sections(entry, one, level=2)
         blocks.append("\n".join(lines).rstrip() + "\n")
     return "\n---\n\n".join(blocks)
