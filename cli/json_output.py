@@ -25,7 +25,6 @@ def _version() -> str:
 
 
 def _text(value: Text, groups: dict[str, str] | None = None) -> dict[str, str]:
-    groups = groups or {}
     return {"en": fill(value.en, groups), "zh": fill(value.zh, groups)}
 
 

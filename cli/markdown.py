@@ -20,8 +20,14 @@ _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _MARK = {"held": "✔", "failed": "✘", "unknown": "?"}
 
 
-def fill(text: str, groups: dict[str, str]) -> str:
-    """Replace ``{{name}}`` with the named group from the matched error; unknown names become ``…``."""
+def fill(text: str, groups: dict[str, str] | None) -> str:
+    """Replace ``{{name}}`` with the named group from the matched error.
+
+    With no match at all (``show``, docs) the placeholder reads ``<name>``; a group the matched pattern did not
+    capture reads ``…``.
+    """
+    if groups is None:
+        return _PLACEHOLDER.sub(lambda m: f"<{m.group(1)}>", text)
     return _PLACEHOLDER.sub(lambda m: groups.get(m.group(1), "…"), text)
 
 
@@ -62,8 +68,7 @@ def _evidence_line(item: Evidence, lang: str) -> str:
 
 
 def entry_sections(entry: KBEntry, lang: str, groups: dict[str, str] | None = None, level: int = 3) -> list[str]:
-    """Cause, fix, does-not-help, notes and references of an entry, as Markdown lines."""
-    groups = groups or {}
+    """Cause, fix, does-not-help, notes and references of an entry, as Markdown lines (``groups=None``: no match)."""
     h = "#" * level
     lines = [f"{h} {t('cause', lang)}", "", fill(entry.cause.get(lang), groups), "", f"{h} {t('fix', lang)}", ""]
     for number, step in enumerate(entry.fix, 1):
