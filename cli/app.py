@@ -10,7 +10,7 @@ import enum
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import click
 import typer
@@ -23,17 +23,18 @@ from .render import OutputFormat
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="dtypefix",
-    help=(
+_SETTINGS: dict[str, Any] = {
+    "name": "dtypefix",
+    "help": (
         "Explain dtype, mixed-precision and device-placement failures in PyTorch training runs, offline.\n\n"
         "Example: torchrun train.py 2>&1 | dtypefix explain"
     ),
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+    "no_args_is_help": True,
+    "add_completion": False,
+    "rich_markup_mode": None,
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+}
+app = typer.Typer(**_SETTINGS)
 
 
 class Lang(str, enum.Enum):
@@ -98,10 +99,30 @@ def _register() -> None:
     from . import commands  # noqa: F401
 
 
+def _root() -> None:
+    """Keeps a one-command app in group mode, so the command is still named on the command line."""
+
+
+def _command_for(argv: list[str]) -> click.Command:
+    """The click command to run. Typer inspects the signature of every registered command on each run (about
+    3 ms each), so when the command is named on the command line, only that one is built."""
+    wanted = argv[0] if argv else None
+    chosen = [
+        info for info in app.registered_commands if (info.name or getattr(info.callback, "__name__", "")) == wanted
+    ]
+    if not chosen:
+        return typer.main.get_command(app)
+    single = typer.Typer(**_SETTINGS)
+    single.registered_commands = chosen
+    single.callback()(_root)
+    return typer.main.get_command(single)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map every failure to an exit code and one line."""
     _register()
-    command = typer.main.get_command(app)
+    argv = sys.argv[1:] if argv is None else argv
+    command = _command_for(argv)
     try:
         result = command.main(args=argv, prog_name="dtypefix", standalone_mode=False)
     except InputError as exc:

@@ -52,7 +52,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "dtypefix 读到了{what}，但知识库里没有条目与之匹配。",
     ),
     "none.error": ("the error `{error}`", "报错 `{error}`"),
-    "none.noerror": ("no Python exception or error line", "任何 Python 异常或报错行都没有"),
+    "none.noerror": (
+        "dtypefix found no Python exception or error line in the input.",
+        "dtypefix 在输入里没有找到任何 Python 异常或报错行。",
+    ),
     "none.next": (
         'Try `dtypefix search "<words from the message>"`, pass the whole log rather than the last line, '
         "or file a report with `dtypefix report` so the failure can be added.",

@@ -119,8 +119,12 @@ def _format_one(report: Report, lang: str, top: int) -> str:
     if incident.notes:
         lines += [f"**{t('input.notes', lang)}:**", "", *(f"- {n}" for n in incident.notes), ""]
     if not report.matches:
-        what = t("none.error", lang, error=error.strip("`")) if error else t("none.noerror", lang)
-        lines += [t("none.body", lang, what=what), "", t("none.next", lang), ""]
+        body = (
+            t("none.body", lang, what=t("none.error", lang, error=error.strip("`")))
+            if error
+            else t("none.noerror", lang)
+        )
+        lines += [body, "", t("none.next", lang), ""]
     shown = report.matches[:top]
     for number, match in enumerate(shown, 1):
         lines += _match_block(number, match, lang)

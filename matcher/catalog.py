@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .entry import EntryError, KBEntry, check_specifiers, entry_from_mapping
-from .prefilter import keyword
+from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
 
@@ -167,9 +167,16 @@ def _index_record(path: Path, slug: str, entry: KBEntry) -> dict[str, Any]:
         "slug": slug,
         "id": entry.id,
         "status": entry.status,
-        "keywords": sorted({keyword(p.source) for p in entry.errors}),
+        "words": [required_words(p.source) for p in entry.errors],
         "checkable": entry.kind == "cause" and bool(entry.configs or entry.env),
     }
+
+
+def _choose_keywords(records: list[dict[str, Any]]) -> None:
+    """Give every record one keyword per error pattern, the rarest across the KB (see :mod:`.prefilter`)."""
+    chosen = iter(choose_keywords([words for record in records for words in record["words"]]))
+    for record in records:
+        record["keywords"] = sorted({next(chosen) for _ in record.pop("words")})
 
 
 def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
@@ -195,6 +202,7 @@ def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], li
         seen[entry.id] = path
         records.append(_index_record(path, slug, entry))
         mappings.append(data)
+    _choose_keywords(records)
     return records, mappings, problems
 
 

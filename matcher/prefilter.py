@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_constants
     import sre_parse as _sre_parse
 
-__all__ = ["keyword", "words_in"]
+__all__ = ["choose_keywords", "keyword", "required_words", "words_in"]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _MIN_WORD = 3
@@ -44,22 +44,40 @@ def _literal_runs(parsed: Iterable[tuple[object, object]]) -> list[str]:
     return runs
 
 
-def keyword(pattern: str) -> str:
-    """The longest whole word every match of ``pattern`` contains (lower case), or ``""`` when there is none."""
+def required_words(pattern: str) -> list[str]:
+    """Whole words (lower case) that every match of ``pattern`` contains; empty when none can be proven."""
     try:
         parsed = _sre_parse.parse(pattern)
     except Exception:  # RE2-only syntax Python cannot parse: no keyword, the entry is always a candidate
-        return ""
-    best = ""
+        return []
+    words: list[str] = []
     for run in _literal_runs(parsed):
         lowered = run.lower()
         for match in _WORD.finditer(lowered):
             # Only words with a non-word character inside the run on both sides are whole words for sure.
             if match.start() == 0 or match.end() == len(lowered):
                 continue
-            if len(match.group(0)) >= _MIN_WORD and len(match.group(0)) > len(best):
-                best = match.group(0)
-    return best
+            if len(match.group(0)) >= _MIN_WORD:
+                words.append(match.group(0))
+    return words
+
+
+def keyword(pattern: str) -> str:
+    """The longest required word of ``pattern``, or ``""``."""
+    return max(required_words(pattern), key=len, default="")
+
+
+def choose_keywords(patterns: list[list[str]]) -> list[str]:
+    """For each pattern's required words, the one fewest patterns of the whole KB share (the longest on a tie).
+
+    A rare keyword keeps the candidate list short: "mat1" selects the few mat1/mat2 entries where "dtype" would
+    select half the KB.
+    """
+    frequency: dict[str, int] = {}
+    for words in patterns:
+        for word in set(words):
+            frequency[word] = frequency.get(word, 0) + 1
+    return [min(words, key=lambda w: (frequency[w], -len(w), w)) if words else "" for words in patterns]
 
 
 def words_in(texts: Iterable[str]) -> set[str]:
