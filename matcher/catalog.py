@@ -20,7 +20,7 @@ from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
 
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 
 class Catalog:
@@ -31,12 +31,16 @@ class Catalog:
     """
 
     def __init__(
-        self, records: list[dict[str, Any]], problems: list[str], load: Callable[[dict[str, Any]], dict[str, Any]]
+        self,
+        records: list[dict[str, Any]],
+        problems: list[str],
+        load: Callable[[dict[str, Any]], dict[str, Any]],
+        index: dict[str, list[int]] | None = None,
     ) -> None:
         self._records = records
         self._load = load
         self._built: dict[str, KBEntry] = {}
-        self._index: dict[str, list[int]] | None = None
+        self._index = index if index is not None else keyword_index(records)
         self.problems: tuple[str, ...] = tuple(problems)
         """``file: field: problem`` lines for entries that were skipped."""
 
@@ -69,13 +73,6 @@ class Catalog:
 
     def candidates(self, words: set[str]) -> tuple[KBEntry, ...]:
         """Active entries that could match an input containing ``words`` (see :mod:`.prefilter`)."""
-        if self._index is None:
-            self._index = {}
-            for i, record in enumerate(self._records):
-                if record["status"] != "active":
-                    continue
-                for word in record["keywords"]:
-                    self._index.setdefault(word, []).append(i)
         positions = set(self._index.get("", ()))
         for word in words & self._index.keys():
             positions.update(self._index[word])
@@ -84,6 +81,16 @@ class Catalog:
     def checkable(self) -> tuple[KBEntry, ...]:
         """Active cause entries with config or environment conditions (what ``dtypefix check`` can test)."""
         return tuple(self._build(i) for i, r in enumerate(self._records) if r["status"] == "active" and r["checkable"])
+
+
+def keyword_index(records: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """``{keyword: [record positions]}`` over the active records; ``""`` lists those every input must try."""
+    index: dict[str, list[int]] = {}
+    for i, record in enumerate(records):
+        if record["status"] == "active":
+            for word in record["keywords"]:
+                index.setdefault(word, []).append(i)
+    return index
 
 
 def builtin_kb_dir() -> Path:
@@ -229,14 +236,19 @@ def _write_cache(
         tmp_data.replace(data_path)
         tmp_index = index_path.with_suffix(f".{os.getpid()}.tmp")
         tmp_index.write_text(
-            json.dumps({"signature": signature, "records": records, "problems": problems}), encoding="utf-8"
+            json.dumps(
+                {"signature": signature, "records": records, "problems": problems, "index": keyword_index(records)}
+            ),
+            encoding="utf-8",
         )
         tmp_index.replace(index_path)
     except OSError:
         pass  # a read-only home must not stop an explanation
 
 
-def _read_cache(cache_dir: Path, signature: str) -> tuple[list[dict[str, Any]], list[str], Path] | None:
+def _read_cache(
+    cache_dir: Path, signature: str
+) -> tuple[list[dict[str, Any]], list[str], dict[str, list[int]], Path] | None:
     index_path, data_path = _cache_paths(cache_dir, signature)
     try:
         blob = json.loads(index_path.read_text(encoding="utf-8"))
@@ -244,7 +256,7 @@ def _read_cache(cache_dir: Path, signature: str) -> tuple[list[dict[str, Any]], 
         return None
     if not isinstance(blob, dict) or blob.get("signature") != signature or not data_path.exists():
         return None
-    return blob["records"], blob["problems"], data_path
+    return blob["records"], blob["problems"], blob["index"], data_path
 
 
 def load_catalog(
@@ -265,7 +277,7 @@ def load_catalog(
     signature = _signature(files)
     cached = _read_cache(cache_dir, signature) if cache_dir is not None else None
     if cached is not None:
-        records, problems, data_path = cached
+        records, problems, index, data_path = cached
 
         def load(record: dict[str, Any]) -> dict[str, Any]:
             with data_path.open("rb") as handle:
@@ -273,7 +285,7 @@ def load_catalog(
                 loaded: dict[str, Any] = json.loads(handle.read(record["length"]))
             return loaded
 
-        return Catalog(records, missing + problems, load)
+        return Catalog(records, missing + problems, load, index)
     records, mappings, problems = _read_files(files)
     if cache_dir is not None:
         _write_cache(cache_dir, signature, records, mappings, problems)
