@@ -21,8 +21,6 @@ _MAX_NODES = 200_000
 _MAX_DEPTH = 64
 _MAX_ALIASES = 64
 
-KINDS = ("deepspeed", "accelerate", "axolotl", "llamafactory", "trainer")
-
 
 class ConfigError(ValueError):
     """A config that cannot be read; the message is one line meant for the user."""

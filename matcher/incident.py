@@ -81,9 +81,6 @@ class Incident:
         """A whole traceback (header included) is present, so a frame that is absent really is absent."""
         return any(stack.frames and stack.complete for stack in self.stacks)
 
-    def config_kinds(self) -> set[str]:
-        return {config.kind for config in self.configs}
-
     def config_fact(self, path: str) -> Fact:
         """Look up ``<kind>.<dotted.key>``, ``flags.<name>``, ``precision.<p>`` or ``model.<hint>``."""
         prefix, _, rest = path.partition(".")
