@@ -4,6 +4,16 @@ The pipeline, one module per stage::
 
     source -> traceback / packages / configs / flags / hardware -> incident -> score -> result
 
+Errors (the matcher never lets anything else escape for bad *input*; these are for bad *data*)::
+
+    ValueError
+    ├── ConfigError   a config that cannot be read (configs.py); explain() turns it into a note on the Incident
+    ├── EntryError    a KB entry that cannot be used, as "file: field: problem" (entry.py, catalog.py);
+    │                 load_catalog() collects these as Catalog.problems, lint reports them with file:line
+    └── PatternError  a KB regex that RE2 refuses (regex.py); surfaces as an EntryError
+
+The CLI adds one more, ``dtypefix.cli.inputs.InputError`` (unreadable or unusable user input: exit code 2).
+
 Typical use::
 
     from dtypefix.matcher import explain
