@@ -34,7 +34,8 @@ _UP_TO_LAST_CR = re.compile(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan pe
 _TIMESTAMP_LINE = re.compile(_TIMESTAMP.pattern, re.MULTILINE)
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
 _ANY_PREFIX = re.compile(
-    r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: )",
+    r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: "
+    r"|[A-Za-z][\w.-]{0,40}?\d+: )",
     re.MULTILINE,
 )
 _BARE_LABEL_HINT = re.compile(r"^\d{1,4}: ", re.MULTILINE)
@@ -83,11 +84,18 @@ def normalise(text: str) -> str:
     return _TRAILING_SPACE.sub("", text)
 
 
+_HOST_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w.-]{0,40}?\d+):\s", re.MULTILINE)
+
+
 def _prefix_patterns(text: str) -> tuple[re.Pattern[str], ...]:
-    # "0: " is too common to treat as a rank label unless many lines carry it (srun --label output).
+    """The prefixes to strip. Bare "0: " and any "hostname7: " (pdsh with other host names) are too common in
+    ordinary output to trust alone, so they count only when at least three lines carry them."""
+    patterns = list(_RANK_PREFIXES[:3])
     if len(_BARE_LABEL_HINT.findall(text, 0, 200_000)) >= 3:
-        return _RANK_PREFIXES
-    return _RANK_PREFIXES[:3]
+        patterns.append(_RANK_PREFIXES[3])
+    if len(_HOST_LABEL.findall(text, 0, 200_000)) >= 3:
+        patterns.append(_HOST_LABEL)
+    return tuple(patterns)
 
 
 def split_streams(text: str) -> tuple[Stream, ...]:

@@ -49,6 +49,12 @@ def test_default_and_pdsh_and_srun_labels() -> None:
     assert {s.label for s in split_streams(srun)} == {"0", "1"}
 
 
+def test_pdsh_host_labels_count_when_repeated() -> None:
+    text = "server1: a\nserver2: b\nserver1: c"
+    assert {s.label: s.text for s in split_streams(text)} == {"server1": "a\nc", "server2": "b"}
+    assert [s.label for s in split_streams("epoch1: loss 0.5\nplain line")] == ["main"]
+
+
 def test_a_single_numbered_line_is_not_a_rank_label() -> None:
     assert [s.label for s in split_streams("1: not a rank\nplain")] == ["main"]
 
