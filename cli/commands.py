@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from dtypefix.matcher.configs import Config
+from dtypefix.matcher.explain import check as check_settings
 from dtypefix.matcher.explain import explain_incident
 from dtypefix.matcher.incident import build_incident
 from dtypefix.matcher.result import Report
-from dtypefix.matcher.score import check_entries
 
 from .app import (
     ConfigOption,
@@ -33,11 +34,32 @@ from .render import OutputFormat, print_markdown
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 
 
-def _attachments(freeze: list[str] | None, configs: list[str] | None, this_env: bool) -> tuple[list[str], list[Config]]:
+@dataclass(frozen=True)
+class _Attachments:
+    """What ``--freeze``, ``--this-env`` and ``--config`` brought, each file read once."""
+
+    freeze: list[str]
+    configs: list[Config]
+    config_texts: dict[str, str]
+    """File name -> text, for ``report``, which shows the configs (redacted)."""
+
+
+def _attachments(freeze: list[str] | None, configs: list[str] | None, this_env: bool) -> _Attachments:
     texts = [read_text_file(path, "freeze") for path in freeze or []]
     if this_env:
         texts.append(this_env_freeze())
-    return texts, [read_config(path) for path in configs or []]
+    read = {Path(path).name: read_config(path) for path in configs or []}
+    return _Attachments(texts, [config for _, config in read.values()], {n: t for n, (t, _) in read.items()})
+
+
+def _explain_input(
+    file: str | None, freeze: list[str] | None, config: list[str] | None, this_env: bool, kb: list[Path] | None
+) -> tuple[Report, _Attachments]:
+    """The shared start of ``explain`` and ``report``: read the log and attachments, score against the KB."""
+    text = read_log(file)
+    attached = _attachments(freeze, config, this_env)
+    incident = build_incident(text, freeze=attached.freeze, configs=attached.configs)
+    return explain_incident(incident, catalog_for(kb)), attached
 
 
 def _emit_report(report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str) -> None:
@@ -67,11 +89,7 @@ def explain(
 
     Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
     """
-    text = read_log(file)
-    freeze_texts, configs = _attachments(freeze, config, this_env)
-    catalog = catalog_for(kb)
-    incident = build_incident(text, freeze=freeze_texts, configs=configs)
-    report = explain_incident(incident, catalog)
+    report, _ = _explain_input(file, freeze, config, this_env, kb)
     _emit_report(report, fmt, _lang(lang), top, "explain")
     return 0 if report.found else 1
 
@@ -119,15 +137,8 @@ def check(
     """
     if not config and not freeze and not this_env and not flags:
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
-    freeze_texts, configs = _attachments(freeze, config, this_env)
-    launch = (
-        ("python train.py " + flags)
-        if flags and not flags.lstrip().startswith(("python", "torchrun", "deepspeed", "accelerate"))
-        else flags
-    )
-    incident = build_incident(launch, freeze=freeze_texts, configs=configs)
-    catalog = catalog_for(kb)
-    report = Report(incident, tuple(check_entries(catalog.checkable(), incident)), (), catalog.problems)
+    attached = _attachments(freeze, config, this_env)
+    report = check_settings(freeze=attached.freeze, configs=attached.configs, flags=flags, catalog=catalog_for(kb))
     _emit_report(report, fmt, _lang(lang), 0, "check")
     return 1 if report.found else 0
 
@@ -413,12 +424,8 @@ def report(
     """
     from .report import format_bug_report, report_data, to_json_text
 
-    text = read_log(file)
-    freeze_texts, configs = _attachments(freeze, config, this_env)
-    raw_configs = {Path(p).name: read_text_file(p, "config") for p in config or []}
-    incident = build_incident(text, freeze=freeze_texts, configs=configs)
-    result = explain_incident(incident, catalog_for(kb))
-    data = report_data(result, raw_configs)
+    result, attached = _explain_input(file, freeze, config, this_env, kb)
+    data = report_data(result, attached.config_texts)
     chosen = OutputFormat.resolve(fmt, sys.stdout)
     if chosen is OutputFormat.json:
         sys.stdout.write(to_json_text(data))

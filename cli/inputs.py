@@ -106,11 +106,11 @@ def read_text_file(path: str, what: str) -> str:
     return decode(data)
 
 
-def read_config(path: str) -> Config:
-    """Parse a ``--config`` file; raises :class:`InputError` naming the file and the problem."""
+def read_config(path: str) -> tuple[str, Config]:
+    """Read and parse a ``--config`` file (its text is kept for ``report``); raises :class:`InputError`."""
     text = read_text_file(path, "config")
     try:
-        return parse_config(text, Path(path).name)
+        return text, parse_config(text, Path(path).name)
     except ConfigError as exc:
         raise InputError(f"config {path}: {exc}") from None
 

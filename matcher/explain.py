@@ -83,9 +83,14 @@ def check(
     catalog: Catalog | None = None,
     kb_dirs: Iterable[Path] = (),
 ) -> Report:
-    """Pre-flight: known-bad configurations, before anything has crashed. ``flags`` is a launch command line."""
+    """Pre-flight: known-bad configurations, before anything has crashed.
+
+    ``flags`` is a launch command line, or just its flags (``"--bf16 True --deepspeed ds.json"``).
+    """
     freeze_texts = [freeze] if isinstance(freeze, str) else list(freeze)
     parsed, notes = _configs(configs)
+    if flags.lstrip().startswith("-"):
+        flags = "python train.py " + flags  # flags are read from launch lines: give bare flags one
     incident = build_incident(flags, freeze=freeze_texts, configs=parsed, notes=notes)
     loaded = _catalog(catalog, kb_dirs)
     return Report(incident, tuple(check_entries(loaded.checkable(), incident)), (), loaded.problems)
