@@ -26,6 +26,7 @@ _ORDER = {
         "explanation",
         "affected",
         "fixed_in",
+        "bound_refs",
         "messages",
         "references",
         "examples",

@@ -144,6 +144,8 @@ class KBEntry:
     notes: Text | None = field(default=None, repr=False)
     affected: dict[str, str] = field(default_factory=dict)
     fixed_in: dict[str, str] = field(default_factory=dict)
+    bound_refs: dict[str, str] = field(default_factory=dict)
+    """``package<clause>`` -> the PR, commit or release note that establishes that version bound."""
     messages: tuple[str, ...] = ()
     references: tuple[tuple[str, str], ...] = ()
     """(url, title) pairs."""
@@ -299,6 +301,7 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
         notes=_text(explanation["notes"]) if explanation.get("notes") else None,
         affected=dict(data.get("affected", {})),
         fixed_in={k: str(v) for k, v in data.get("fixed_in", {}).items()},
+        bound_refs=dict(data.get("bound_refs", {})),
         messages=tuple(data.get("messages", ())),
         references=tuple((ref["url"], ref["title"]) for ref in data["references"]),
         examples=_examples(data["examples"], folder),
