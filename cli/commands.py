@@ -248,7 +248,7 @@ def search(
                 "score": h.score,
                 "field": h.field,
                 "snippet": h.snippet,
-                "status": h.entry.status,
+                "status": h.entry.status.value,
             }
             for h in hits
         ]

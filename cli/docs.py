@@ -47,7 +47,7 @@ def _coverage(entries: list[KBEntry]) -> str:
     lines = [
         _HEADER + "# Coverage",
         "",
-        f"{len(entries)} entries ({sum(e.status == 'active' for e in entries)} active).",
+        f"{len(entries)} entries ({sum(e.is_active for e in entries)} active).",
         "",
         "| entry | title | family | packages | references |",
         "| --- | --- | --- | --- | --- |",

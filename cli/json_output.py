@@ -9,13 +9,16 @@ import json
 from typing import Any
 
 from dtypefix.matcher import KBEntry, Match, Report, Text
+from dtypefix.matcher.facts import env_fact
 from dtypefix.matcher.traceback import Stack
 
+from .evidence import describe
+from .i18n import t
 from .markdown import fill
 
 __all__ = ["SCHEMA_VERSION", "entry_json", "report_json", "to_json"]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def _version() -> str:
@@ -34,11 +37,11 @@ def entry_json(entry: KBEntry, groups: dict[str, str] | None = None) -> dict[str
         "id": entry.id,
         "slug": entry.slug,
         "title": _text(entry.title),
-        "kind": entry.kind,
+        "kind": entry.kind.value,
         "family": entry.family,
         "tags": list(entry.tags),
         "severity": entry.severity,
-        "status": entry.status,
+        "status": entry.status.value,
         "cause": _text(entry.cause, groups),
         "fix": [_text(step, groups) for step in entry.fix],
         "does_not_help": [_text(item, groups) for item in entry.does_not_help],
@@ -56,15 +59,18 @@ def _match(match: Match) -> dict[str, Any]:
             "confidence": match.confidence,
             "score": match.score,
             "groups": dict(match.groups),
-            "fixed_note": match.fixed_note or None,
+            "fixed_note": describe(match.fixed, "en") if match.fixed is not None else None,
             "evidence": [
                 {
-                    "status": e.status,
+                    "status": e.outcome.value,
                     "kind": e.kind,
-                    "label": e.label,
-                    "detail": e.detail,
+                    "reason": e.reason.value,
+                    "label": e.condition.label,
+                    "detail": describe(e, "en"),
+                    "observed": e.observed or None,
+                    "source": e.source or None,
                     "weight": e.weight,
-                    "decider": e.decider or None,
+                    "decider": e.decider.value if e.decider is not None else None,
                 }
                 for e in match.evidence
             ],
@@ -86,7 +92,10 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         if primary is None
         else {"type": primary.exc_type, "message": primary.message, "stream": primary.stream},
         "matches": [_match(m) for m in report.matches],
-        "deciders": [{"key": d.key, "hint": d.hint, "entries": list(d.entries)} for d in report.deciders],
+        "deciders": [
+            {"key": d.key.value, "hint": t("decider." + d.key.value, "en"), "entries": list(d.entries)}
+            for d in report.deciders
+        ],
         "extracted": {
             "exceptions": [
                 {
@@ -107,8 +116,8 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
             "hardware": {
                 "gpu_names": list(incident.hardware.gpu_names),
                 "compute_capabilities": list(incident.hardware.capabilities),
-                "cuda_visible_devices": incident.env_fact("cuda_visible_devices").value,
-                "cuda_device_order": incident.env_fact("cuda_device_order").value,
+                "cuda_visible_devices": env_fact(incident, "cuda_visible_devices").value,
+                "cuda_device_order": env_fact(incident, "cuda_device_order").value,
                 "os": incident.hardware.os,
             },
             "streams": list(incident.streams),

@@ -12,6 +12,7 @@ from dtypefix.matcher import Evidence, KBEntry, Match, Report
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.traceback import Stack
 
+from .evidence import describe, readable
 from .i18n import t
 
 __all__ = ["entry_sections", "fill", "format_check", "format_entry", "format_report", "summary_lines"]
@@ -61,9 +62,9 @@ def summary_lines(incident: Incident, lang: str) -> list[str]:
 
 
 def _evidence_line(item: Evidence, lang: str) -> str:
-    line = f"- {_MARK[item.status]} {t(item.status, lang)}: {item.label} — {item.detail}"
-    if item.status == "unknown" and item.decider:
-        line += f" ({t('decide.by', lang)}: {t('decider.' + item.decider, lang)})"
+    line = f"- {_MARK[item.outcome.value]} {describe(item, lang)}"
+    if item.decider is not None:
+        line += f" ({t('decide.by', lang)}: {t('decider.' + item.decider.value, lang)})"
     return line
 
 
@@ -96,8 +97,8 @@ def _match_block(number: int, match: Match, lang: str) -> list[str]:
         f"`{entry.id}` · {t('confidence', lang)}: **{conf}** · {t('score', lang)} {match.score:g}",
         "",
     ]
-    if match.fixed_note:
-        lines += [f"> {t('fixed.note', lang, detail=match.fixed_note)}", ""]
+    if match.fixed is not None:
+        lines += [f"> {t('fixed.note', lang, detail=describe(match.fixed, lang))}", ""]
     lines += [f"### {t('why', lang)}", ""]
     lines += [_evidence_line(item, lang) for item in match.evidence]
     lines.append("")
@@ -141,7 +142,7 @@ def _format_one(report: Report, lang: str, top: int) -> str:
         lines.append("")
     if report.deciders:
         lines += [f"## {t('decide', lang)}", ""]
-        lines += [f"- {t('decider.' + d.key, lang)} — {', '.join(d.entries)}" for d in report.deciders]
+        lines += [f"- {t('decider.' + d.key.value, lang)} — {', '.join(d.entries)}" for d in report.deciders]
         lines.append("")
     if report.kb_problems:
         lines += [f"<!-- {t('kb.problems', lang)}: {len(report.kb_problems)} -->", ""]
@@ -162,11 +163,11 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
     blocks = []
     for one in _langs(lang):
         lines = [f"# {entry.id}: {entry.title.get(one)}", ""]
-        meta = [f"`{entry.slug}`", entry.kind, entry.family, *(f"#{tag}" for tag in entry.tags)]
-        if entry.status != "active":
-            meta.append(f"**{entry.status}**")
+        meta = [f"`{entry.slug}`", entry.kind.value, entry.family, *(f"#{tag}" for tag in entry.tags)]
+        if not entry.is_active:
+            meta.append(f"**{entry.status.value}**")
         lines += [" · ".join(meta), ""]
-        lines += ["```text", *(e.source for e in entry.errors), "```", ""]
+        lines += ["```text", *(readable(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
             lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
         if entry.fixed_in:

@@ -2,14 +2,16 @@
 
 The pipeline, one module per stage::
 
-    source -> traceback / packages / configs / flags / hardware -> incident -> score -> result
+    source -> traceback / packages / configs / flags / hardware -> incident
+    entry YAML -> conditions (checked against facts) -> evidence -> score -> result
 
 Errors (the matcher never lets anything else escape for bad *input*; these are for bad *data*)::
 
     ValueError
     ├── ConfigError   a config that cannot be read (configs.py); explain() turns it into a note on the Incident
-    ├── EntryError    a KB entry that cannot be used, as "file: field: problem" (entry.py, catalog.py);
-    │                 load_catalog() collects these as Catalog.problems, lint reports them with file:line
+    ├── EntryError    a KB entry that cannot be used: path, field, problem (and line); raised where the YAML
+    │                 becomes conditions (conditions.py, entry.py, catalog.py); load_catalog() collects these as
+    │                 Catalog.problems, lint reports them as file:line: field: problem
     └── PatternError  a KB regex that RE2 refuses (regex.py); surfaces as an EntryError
 
 The CLI adds one more, ``dtypefix.cli.inputs.InputError`` (unreadable or unusable user input: exit code 2).
@@ -27,9 +29,11 @@ from __future__ import annotations
 from .catalog import Catalog, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .entry import EntryError, KBEntry, Text
+from .evidence import Evidence, Outcome, Reason
 from .explain import check, explain, explain_incident
+from .facts import Input
 from .incident import Incident, build_incident
-from .result import Decider, Evidence, Match, Report
+from .result import Decider, Match, Report
 
 __all__ = [
     "Catalog",
@@ -39,8 +43,11 @@ __all__ = [
     "EntryError",
     "Evidence",
     "Incident",
+    "Input",
     "KBEntry",
     "Match",
+    "Outcome",
+    "Reason",
     "Report",
     "Text",
     "build_incident",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .entry import EntryError, KBEntry, check_specifiers, entry_from_mapping
+from .entry import EntryError, EntryKind, KBEntry, entry_from_mapping
 from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
@@ -136,22 +136,22 @@ def read_entry_mapping(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise EntryError(f"{path}: cannot read: {exc}") from None
+        raise EntryError(path, "", f"cannot read: {exc}") from None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise EntryError(f"{path}{line}: YAML: {getattr(exc, 'problem', None) or exc}") from None
+        line = mark.line + 1 if mark is not None else 0
+        raise EntryError(path, "", f"YAML: {getattr(exc, 'problem', None) or exc}", line) from None
     if not isinstance(data, dict):
-        raise EntryError(f"{path}: (top): not a mapping")
+        raise EntryError(path, "(top)", "not a mapping")
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         first = errors[0]
-        where = ".".join(str(p) for p in first.absolute_path) or "(top)"
-        raise EntryError(f"{path}: {where}: {first.message}")
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path).lstrip(".") or "(top)"
+        raise EntryError(path, where, first.message)
     return data
 
 
@@ -173,9 +173,9 @@ def _index_record(path: Path, slug: str, entry: KBEntry) -> dict[str, Any]:
         "path": str(path),
         "slug": slug,
         "id": entry.id,
-        "status": entry.status,
-        "words": [required_words(p.source) for p in entry.errors],
-        "checkable": entry.kind == "cause" and bool(entry.configs or entry.env),
+        "status": entry.status.value,
+        "words": [required_words(p.pattern) for p in entry.errors],
+        "checkable": entry.kind is EntryKind.CAUSE and bool(entry.configs or entry.env),
     }
 
 
@@ -196,7 +196,6 @@ def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], li
         try:
             data = read_entry_mapping(path)
             entry = entry_from_mapping(data, path, slug)
-            check_specifiers(entry)
         except EntryError as exc:
             problems.append(str(exc))
             continue

@@ -8,30 +8,38 @@ specifiers, so that scoring never touches raw YAML.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from .regex import Pattern, PatternError, compile_pattern
+from .conditions import (
+    Condition,
+    ConfigCondition,
+    EntryError,
+    EnvCondition,
+    ErrorCondition,
+    FixedCondition,
+    FrameCondition,
+    LogCondition,
+    PackageCondition,
+    check_specifier,
+    parse_group,
+)
 
-__all__ = [
-    "Condition",
-    "ConfigCondition",
-    "EntryError",
-    "EnvCondition",
-    "ErrorPattern",
-    "Example",
-    "FramePattern",
-    "KBEntry",
-    "LogPattern",
-    "PackageCondition",
-    "Text",
-    "check_specifiers",
-    "entry_from_mapping",
-]
+__all__ = ["EntryError", "EntryKind", "Example", "KBEntry", "Status", "Text", "entry_from_mapping"]
 
 
-class EntryError(ValueError):
-    """An entry that cannot be used; ``str()`` is ``file: field: problem``."""
+class EntryKind(str, Enum):
+    CAUSE = "cause"
+    """A specific root cause, with its own evidence."""
+    FAMILY = "family"
+    """What a message means in general; ranks below a cause that has its own evidence."""
+
+
+class Status(str, Enum):
+    ACTIVE = "active"
+    RETIRED = "retired"
+    """Kept so its id is never reused; never matches."""
 
 
 @dataclass(frozen=True)
@@ -43,67 +51,6 @@ class Text:
 
     def get(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
-
-
-@dataclass(frozen=True)
-class ErrorPattern:
-    """The anchor: an exception type and message regex."""
-
-    message: Pattern
-    source: str
-    """The regex as written, for evidence and lint messages."""
-    type: Pattern | None = None
-    weight: float = 2.0
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class FramePattern:
-    file: Pattern | None
-    function: Pattern | None
-    source: str
-    weight: float = 2.0
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class LogPattern:
-    pattern: Pattern
-    source: str
-    weight: float = 1.0
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class PackageCondition:
-    name: str
-    spec: str
-    """A PEP 440 specifier set; parsed when evaluated (``packaging`` is imported only then)."""
-    weight: float = 2.0
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class ConfigCondition:
-    path: str
-    op: str = "=="
-    value: Any = None
-    default: Any = None
-    has_default: bool = False
-    weight: float = 2.0
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class EnvCondition:
-    key: str
-    op: str = "=="
-    value: Any = None
-    weight: float = 2.0
-    required: bool = False
-
-
-Condition = ErrorPattern | FramePattern | LogPattern | PackageCondition | ConfigCondition | EnvCondition
 
 
 @dataclass(frozen=True)
@@ -125,19 +72,20 @@ class KBEntry:
     """``<area>/<file stem>``: names the failure; also the docs page path."""
     path: Path
     title: Text
-    kind: str
-    """``cause`` or ``family``."""
+    kind: EntryKind
     family: str
     tags: tuple[str, ...]
     severity: str
-    status: str
-    errors: tuple[ErrorPattern, ...]
-    frames: tuple[FramePattern, ...] = ()
-    log: tuple[LogPattern, ...] = ()
+    status: Status
+    errors: tuple[ErrorCondition, ...]
+    frames: tuple[FrameCondition, ...] = ()
+    log: tuple[LogCondition, ...] = ()
     packages: tuple[PackageCondition, ...] = ()
     configs: tuple[ConfigCondition, ...] = ()
     env: tuple[EnvCondition, ...] = ()
     exclude: tuple[Condition, ...] = ()
+    fixed: tuple[FixedCondition, ...] = ()
+    """One condition per ``fixed_in`` package: an installed version that contains the fix counts against."""
     cause: Text = field(default=Text("", ""), repr=False)
     fix: tuple[Text, ...] = field(default=(), repr=False)
     does_not_help: tuple[Text, ...] = field(default=(), repr=False)
@@ -161,102 +109,34 @@ class KBEntry:
         """Every condition other than the error anchor."""
         return (*self.frames, *self.log, *self.packages, *self.configs, *self.env)
 
+    @property
+    def is_family(self) -> bool:
+        return self.kind is EntryKind.FAMILY
 
-def _pattern(value: str, where: str) -> Pattern:
-    try:
-        return compile_pattern(value)
-    except PatternError as exc:
-        raise EntryError(f"{where}: {exc}") from None
+    @property
+    def is_active(self) -> bool:
+        return self.status is Status.ACTIVE
 
 
 def _text(value: dict[str, str]) -> Text:
     return Text(value["en"].strip(), value["zh"].strip())
 
 
-def _conditions(group: dict[str, Any], where: str) -> dict[str, tuple[Any, ...]]:
-    out: dict[str, tuple[Any, ...]] = {}
-    out["errors"] = tuple(
-        ErrorPattern(
-            message=_pattern(item["message"], f"{where}.errors[{i}].message"),
-            source=item["message"],
-            type=_pattern(item["type"], f"{where}.errors[{i}].type") if item.get("type") else None,
-            weight=float(item.get("weight", 2.0)),
-            required=bool(item.get("required", False)),
-        )
-        for i, item in enumerate(group.get("errors", []))
-    )
-    out["frames"] = tuple(
-        FramePattern(
-            file=_pattern(item["file"], f"{where}.frames[{i}].file") if item.get("file") else None,
-            function=_pattern(item["function"], f"{where}.frames[{i}].function") if item.get("function") else None,
-            source=" in ".join(x for x in (item.get("file"), item.get("function")) if x),
-            weight=float(item.get("weight", 2.0)),
-            required=bool(item.get("required", False)),
-        )
-        for i, item in enumerate(group.get("frames", []))
-    )
-    out["log"] = tuple(
-        LogPattern(
-            _pattern(item["pattern"], f"{where}.log[{i}].pattern"),
-            item["pattern"],
-            weight=float(item.get("weight", 2.0)),
-            required=bool(item.get("required", False)),
-        )
-        for i, item in enumerate(group.get("log", []))
-    )
-    out["packages"] = tuple(
-        PackageCondition(
-            item["name"].lower().replace("_", "-"),
-            item["spec"],
-            weight=float(item.get("weight", 2.0)),
-            required=bool(item.get("required", False)),
-        )
-        for item in group.get("packages", [])
-    )
-    out["configs"] = tuple(
-        ConfigCondition(
-            path=item["path"],
-            op=item.get("op", "=="),
-            value=item.get("value"),
-            default=item.get("default"),
-            has_default="default" in item,
-            weight=float(item.get("weight", 2.0)),
-            required=bool(item.get("required", False)),
-        )
-        for item in group.get("configs", [])
-    )
-    out["env"] = tuple(
-        EnvCondition(
-            item["key"],
-            item.get("op", "=="),
-            item.get("value"),
-            weight=float(item.get("weight", 2.0)),
-            required=bool(item.get("required", False)),
-        )
-        for item in group.get("env", [])
-    )
-    for i, item in enumerate(group.get("configs", [])):
-        if item.get("op") == "matches":
-            _pattern(str(item.get("value", "")), f"{where}.configs[{i}].value")
-    return out
+def _bounds(data: dict[str, Any], path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """``affected`` specs and ``fixed_in`` versions, checked as PEP 440."""
+    from packaging.version import InvalidVersion, Version
 
-
-def check_specifiers(entry: KBEntry) -> None:
-    """Raise :class:`EntryError` when a package condition is not a PEP 440 specifier set (lint, cache build)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    for i, condition in enumerate(entry.packages):
+    affected = {
+        name: check_specifier(spec, path, f"affected.{name}") for name, spec in data.get("affected", {}).items()
+    }
+    fixed_in: dict[str, str] = {}
+    for name, version in data.get("fixed_in", {}).items():
         try:
-            SpecifierSet(condition.spec)
-        except InvalidSpecifier:
-            raise EntryError(
-                f"{entry.path}: match.packages[{i}].spec: not a PEP 440 specifier: {condition.spec!r}"
-            ) from None
-    for name, spec in entry.affected.items():
-        try:
-            SpecifierSet(spec)
-        except InvalidSpecifier:
-            raise EntryError(f"{entry.path}: affected.{name}: not a PEP 440 specifier: {spec!r}") from None
+            Version(str(version))
+        except InvalidVersion:
+            raise EntryError(path, f"fixed_in.{name}", f"not a PEP 440 version: {version!r}") from None
+        fixed_in[name] = str(version)
+    return affected, fixed_in
 
 
 def _examples(items: list[dict[str, Any]], folder: Path) -> tuple[Example, ...]:
@@ -272,10 +152,10 @@ def _examples(items: list[dict[str, Any]], folder: Path) -> tuple[Example, ...]:
 
 
 def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
-    """Build a :class:`KBEntry` from a schema-valid mapping; raises :class:`EntryError` on bad patterns."""
-    where = f"{path}: match"
-    match = _conditions(data["match"], where)
-    exclude = _conditions(data["match"].get("exclude", {}), f"{where}.exclude")
+    """Build a :class:`KBEntry` from a schema-valid mapping; raises :class:`EntryError` on anything unusable."""
+    match = parse_group(data["match"], path, "match")
+    exclude = parse_group(data["match"].get("exclude", {}), path, "match.exclude")
+    affected, fixed_in = _bounds(data, path)
     explanation = data["explanation"]
     folder = path.with_suffix("")
     return KBEntry(
@@ -283,11 +163,11 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
         slug=slug,
         path=path,
         title=_text(data["title"]),
-        kind=data["kind"],
+        kind=EntryKind(data["kind"]),
         family=data.get("family", "other"),
         tags=tuple(data.get("tags", ())),
         severity=data["severity"],
-        status=data["status"],
+        status=Status(data["status"]),
         errors=match["errors"],
         frames=match["frames"],
         log=match["log"],
@@ -295,12 +175,13 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
         configs=match["configs"],
         env=match["env"],
         exclude=tuple(c for group in exclude.values() for c in group),
+        fixed=tuple(FixedCondition(name, version) for name, version in fixed_in.items()),
         cause=_text(explanation["cause"]),
         fix=tuple(_text(step) for step in explanation["fix"]),
         does_not_help=tuple(_text(item) for item in explanation.get("does_not_help", [])),
         notes=_text(explanation["notes"]) if explanation.get("notes") else None,
-        affected=dict(data.get("affected", {})),
-        fixed_in={k: str(v) for k, v in data.get("fixed_in", {}).items()},
+        affected=affected,
+        fixed_in=fixed_in,
         bound_refs=dict(data.get("bound_refs", {})),
         messages=tuple(data.get("messages", ())),
         references=tuple((ref["url"], ref["title"]) for ref in data["references"]),

@@ -21,7 +21,7 @@ import yaml
 from .canonical import canonical_text
 from .catalog import Catalog, entry_files, read_entry_mapping
 from .configs import ConfigError, parse_config
-from .entry import EntryError, Example, KBEntry, check_specifiers, entry_from_mapping
+from .entry import EntryError, Example, KBEntry, entry_from_mapping
 from .explain import explain_incident
 from .ids import read_ledger
 from .incident import build_incident
@@ -144,7 +144,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
             )
             continue
         for other in matches[1:]:
-            if other.confidence == "high" and other.entry.kind == "cause":
+            if other.confidence == "high" and not other.entry.is_family:
                 problems.append(
                     LintProblem(
                         entry.path,
@@ -181,20 +181,9 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
             text = path.read_text(encoding="utf-8")
             data = read_entry_mapping(path)
             entry = entry_from_mapping(data, path, slug)
-            check_specifiers(entry)
         except EntryError as exc:
-            message = str(exc)
-            _where, _, rest = message.partition(": ")
-            field = rest.split(": ", 1)[0]
-            line = (
-                _line_of(
-                    path.read_text(encoding="utf-8", errors="replace"),
-                    [int(p) if p.isdigit() else p for p in field.split(".")],
-                )
-                if field
-                else 1
-            )
-            problems.append(LintProblem(path, line, rest or message))
+            line = exc.line or _line_of(path.read_text(encoding="utf-8", errors="replace"), exc.keys)
+            problems.append(LintProblem(path, line, f"{exc.field}: {exc.problem}" if exc.field else exc.problem))
             continue
         problems.extend(_static(path, text, data))
         id_line = _line_of(text, ["id"])
@@ -212,7 +201,7 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
             )
         elif ledger and entry.id not in ledger:
             problems.append(LintProblem(path, id_line, f"id {entry.id} is not in kb/ids.txt: add `{entry.id} {slug}`"))
-        if entry.status == "active" and entry.id in by_id:
+        if entry.is_active and entry.id in by_id:
             problems.extend(_examples(by_id[entry.id], text, catalog))
     present = {slug for _, slug in files}
     for root in {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}:

@@ -9,26 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .entry import KBEntry
+from .evidence import Evidence, Reason
+from .facts import Input
 from .incident import Incident
 
-__all__ = ["Decider", "Evidence", "Match", "Report"]
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One condition of an entry, checked against the incident."""
-
-    status: str
-    """``held``, ``failed`` or ``unknown``."""
-    kind: str
-    """``error``, ``frame``, ``log``, ``package``, ``config``, ``env`` or ``fixed``."""
-    label: str
-    """The condition in words (``deepspeed.bf16.enabled == true``)."""
-    detail: str
-    """What the input showed (``true in ds_config.json``), or why it is unknown."""
-    weight: float
-    decider: str = ""
-    """For unknowns: the input that would decide it (a key of :data:`dtypefix.matcher.score.DECIDERS`)."""
+__all__ = ["Decider", "Match", "Report"]
 
 
 @dataclass(frozen=True)
@@ -42,18 +27,19 @@ class Match:
     evidence: tuple[Evidence, ...]
     groups: dict[str, str] = field(default_factory=dict)
     """Named groups of the error pattern that matched, used to fill ``{{name}}`` in the entry's text."""
-    fixed_note: str = ""
-    """Set when the installed version already contains the fix."""
+
+    @property
+    def fixed(self) -> Evidence | None:
+        """The evidence that the installed version already contains the fix, if it does."""
+        return next((e for e in self.evidence if e.reason is Reason.FIXED), None)
 
 
 @dataclass(frozen=True)
 class Decider:
     """An input the user could add that would tell close candidates apart."""
 
-    key: str
-    """``deepspeed-config``, ``freeze``, ``gpu``..."""
-    hint: str
-    """What to pass, in English (the renderer translates by key)."""
+    key: Input
+    """What to pass; the renderers word it."""
     entries: tuple[str, ...]
     """Ids of the candidates whose unknown conditions it would settle."""
 

@@ -45,7 +45,7 @@ def _fields(entry: KBEntry) -> Iterable[tuple[str, str]]:
     yield "title", entry.title.en
     yield "title", entry.title.zh
     for pattern in entry.errors:
-        yield "message", _readable(pattern.source)
+        yield "message", _readable(pattern.pattern)
     for message in entry.messages:
         yield "message", message
     for tag in (*entry.tags, entry.family):

@@ -1,0 +1,251 @@
+"""Where evidence becomes words: each kind of condition and each reason, in English and Chinese.
+
+The matcher hands over data (:class:`~dtypefix.matcher.Evidence`: condition, outcome, reason, what was observed and
+where); this module says it the way a user can check it — "your DeepSpeed config sets
+``zero_quantized_weights: true``", "deepspeed 0.14.2 is installed (pip freeze)", "the error passed through
+``deepspeed/runtime/zero/stage3.py:123``" — never as a regex. Patterns that must be named (a frame that was not
+found) are turned back into readable templates by :func:`readable`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dtypefix.matcher import Evidence, Outcome, Reason
+from dtypefix.matcher.conditions import (
+    ConfigCondition,
+    EnvCondition,
+    ErrorCondition,
+    FixedCondition,
+    FrameCondition,
+    LogCondition,
+    PackageCondition,
+    show,
+)
+
+from .i18n import t
+
+__all__ = ["describe", "readable"]
+
+_CLASS_ESCAPES = set("dswDSWbB")
+_QUANTIFIERS = set("*+?")
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """Index of the ``)`` closing the group opened at ``start``."""
+    depth, i = 0, start
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return len(pattern) - 1
+
+
+def _class_end(pattern: str, start: int) -> int:
+    i = start + 1
+    if i < len(pattern) and pattern[i] == "^":
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":
+        i += 1
+    while i < len(pattern) and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i
+
+
+def _split_top(pattern: str) -> list[str]:
+    """Top-level alternatives of a pattern."""
+    parts, depth, current, i = [], 0, [], 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            current.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if char == "[":
+            end = _class_end(pattern, i)
+            current.append(pattern[i : end + 1])
+            i = end + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append("".join(current))
+            current = []
+            i += 1
+            continue
+        current.append(char)
+        i += 1
+    parts.append("".join(current))
+    return parts
+
+
+def _skip_quantifier(pattern: str, i: int) -> int:
+    if i < len(pattern) and pattern[i] in _QUANTIFIERS:
+        i += 1
+        if i < len(pattern) and pattern[i] == "?":
+            i += 1
+    elif i < len(pattern) and pattern[i] == "{":
+        end = pattern.find("}", i)
+        if end != -1 and all(c.isdigit() or c == "," for c in pattern[i + 1 : end]):
+            i = end + 1
+    return i
+
+
+def _sequence(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append(" " if nxt == "s" else "…" if nxt in _CLASS_ESCAPES else nxt)
+            i = _skip_quantifier(pattern, i + 2)
+            if nxt in "bB":
+                out.pop()
+            continue
+        if char == "[":
+            i = _skip_quantifier(pattern, _class_end(pattern, i) + 1)
+            out.append("…")
+            continue
+        if char == "(":
+            end = _group_end(pattern, i)
+            inner = pattern[i + 1 : end]
+            name = ""
+            if inner.startswith("?P<"):
+                name, _, inner = inner[3:].partition(">")
+            elif inner.startswith("?"):
+                inner = inner.split(":", 1)[1] if ":" in inner.split(")")[0] else ""
+            i = end + 1
+            optional = i < len(pattern) and pattern[i] in "?*"
+            i = _skip_quantifier(pattern, i)
+            if name:
+                out.append(f"<{name}>")
+            elif not optional:
+                alternatives = [_sequence(part) for part in _split_top(inner)]
+                out.append(alternatives[0] if len(alternatives) == 1 else "{" + ", ".join(alternatives) + "}")
+            continue
+        if char in "^$":
+            i += 1
+            continue
+        if char == ".":
+            i = _skip_quantifier(pattern, i + 1)
+            out.append("…")
+            continue
+        i = _skip_quantifier(pattern, i + 1)
+        out.append(char)
+    text = "".join(out)
+    text = re.sub(r"\s+", " ", text)
+    while "……" in text:
+        text = text.replace("……", "…")
+    return text.strip()
+
+
+def readable(pattern: str, lang: str = "en") -> str:
+    """A regex as a template a person reads (``(?P<left>\\w+) != \\S+`` -> ``<left> != …``); alternatives joined."""
+    if pattern.startswith("(?i)"):
+        pattern = pattern[4:]
+    alternatives = [_sequence(part) for part in _split_top(pattern)]
+    return t("or.join", lang).join(dict.fromkeys(a for a in alternatives if a))
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if "`" not in text else f"``{text}``"
+
+
+def _frame_target(condition: FrameCondition, lang: str) -> str:
+    parts = []
+    if condition.file_pattern:
+        parts.append(_code(readable(condition.file_pattern, lang)))
+    if condition.function_pattern:
+        parts.append(t("frame.function", lang, function=_code(readable(condition.function_pattern, lang))))
+    return " ".join(parts)
+
+
+def _expected(condition: ConfigCondition | EnvCondition, key: str) -> str:
+    if condition.op == "exists":
+        return _code(key)
+    return _code(f"{key} {condition.op} {show(condition.value)}")
+
+
+def _config(evidence: Evidence, condition: ConfigCondition, lang: str) -> str:
+    namespace, _, key = condition.path.partition(".")
+    if namespace == "precision":
+        verb = {Outcome.HELD: "precision.yes", Outcome.FAILED: "precision.no"}.get(
+            evidence.outcome, "precision.unknown"
+        )
+        return t(verb, lang, precision=key, source=evidence.source)
+    where = t(f"ns.{namespace}", lang)
+    expected = _expected(condition, key)
+    reason = evidence.reason
+    if reason is Reason.FOUND:
+        sets = t("config.sets", lang, where=where, setting=_code(f"{key}: {evidence.observed}"), source=evidence.source)
+        if evidence.auto:
+            sets += t("config.auto", lang, auto=evidence.auto)
+        return sets if evidence.outcome is Outcome.HELD else sets + t("needs", lang, expected=expected)
+    if reason is Reason.DEFAULT:
+        line = t("config.default", lang, where=where, setting=_code(key), value=_code(evidence.observed))
+        return line if evidence.outcome is Outcome.HELD else line + t("needs", lang, expected=expected)
+    if reason is Reason.NOT_SET:
+        return t("config.not_set", lang, where=where, setting=_code(key), source=evidence.source)
+    if reason is Reason.AUTO_UNRESOLVED:
+        return t("config.auto_unresolved", lang, where=where, setting=_code(key), source=evidence.source)
+    return t("config.absent", lang, where=where, expected=expected)
+
+
+def _env(evidence: Evidence, condition: EnvCondition, lang: str) -> str:
+    what = t(f"env.{condition.key}", lang)
+    expected = _expected(condition, condition.key)
+    if evidence.reason is Reason.NOT_GIVEN:
+        return t("env.absent", lang, what=what, expected=expected)
+    line = t("env.is", lang, what=what, value=_code(evidence.observed))
+    return line if evidence.outcome is Outcome.HELD else line + t("needs", lang, expected=expected)
+
+
+def _package(evidence: Evidence, condition: PackageCondition, lang: str) -> str:
+    if evidence.reason is Reason.NOT_GIVEN:
+        return t("package.absent", lang, name=condition.name, spec=_code(condition.spec))
+    key = "package.inside" if evidence.outcome is Outcome.HELD else "package.outside"
+    return t(
+        key, lang, name=condition.name, version=evidence.observed, source=evidence.source, spec=_code(condition.spec)
+    )
+
+
+def describe(evidence: Evidence, lang: str) -> str:
+    """One piece of evidence as a sentence a user can check against their own input."""
+    condition = evidence.condition
+    if isinstance(condition, ErrorCondition):
+        key = "error.log" if evidence.source == "log" else "error.held"
+        return t(key, lang, seen=_code(evidence.observed))
+    if isinstance(condition, FrameCondition):
+        if evidence.outcome is Outcome.HELD:
+            where, _, function = evidence.observed.rpartition(" in ")
+            return t("frame.held", lang, where=_code(where), function=_code(function))
+        reason = {Reason.NO_FRAMES: "frame.no_frames", Reason.PARTIAL_TRACEBACK: "frame.partial"}
+        return t(reason.get(evidence.reason, "frame.absent"), lang, what=_frame_target(condition, lang))
+    if isinstance(condition, LogCondition):
+        if evidence.outcome is Outcome.HELD:
+            return t("log.held", lang, seen=_code(evidence.observed))
+        return t("log.absent", lang, what=_code(readable(condition.pattern, lang)))
+    if isinstance(condition, PackageCondition):
+        return _package(evidence, condition, lang)
+    if isinstance(condition, ConfigCondition):
+        return _config(evidence, condition, lang)
+    if isinstance(condition, EnvCondition):
+        return _env(evidence, condition, lang)
+    if isinstance(condition, FixedCondition):
+        if evidence.reason is Reason.FIXED:
+            return t("fixed.held", lang, name=condition.package, version=evidence.observed, fixed=condition.version)
+        return t("fixed.before", lang, name=condition.package, version=evidence.observed, fixed=condition.version)
+    raise TypeError(f"not a condition: {condition!r}")  # pragma: no cover - the union is closed

@@ -1,0 +1,84 @@
+"""Evidence: one condition of an entry checked against one incident, as data the renderers put into words.
+
+The matcher never writes sentences: an :class:`Evidence` says *which* condition, *what* came out
+(:class:`Outcome`), *why* (:class:`Reason`), what the input showed and where. ``cli/evidence_words.py`` turns that
+into English or Chinese; the JSON output carries it as fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .conditions import Condition
+    from .facts import Input
+
+__all__ = ["Evidence", "Outcome", "Reason"]
+
+
+class Outcome(str, Enum):
+    """Whether a condition held. Unknown is not a no: the input did not say."""
+
+    HELD = "held"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+class Reason(str, Enum):
+    """Why a condition came out as it did; each has its own wording in the renderers."""
+
+    MATCHED = "matched"
+    """An error, frame or log pattern was found (``observed`` quotes what)."""
+    ABSENT = "absent"
+    """A frame is not in a whole traceback."""
+    NO_FRAMES = "no-frames"
+    """The input has no traceback frames at all."""
+    PARTIAL_TRACEBACK = "partial-traceback"
+    """The traceback was cut: a missing frame may have been trimmed away."""
+    NOT_IN_LOG = "not-in-log"
+    """A log pattern is not in the input (which may be only part of the log)."""
+    FOUND = "found"
+    """A config value, package version or environment fact was read and compared."""
+    DEFAULT = "default"
+    """The config of that tool was given without the key; the tool's default was compared."""
+    NOT_SET = "not-set"
+    """The config of that tool was given without the key, and no default applies."""
+    NO_CONFIG = "no-config"
+    """No config of that tool is in the input."""
+    AUTO_UNRESOLVED = "auto-unresolved"
+    """The key is ``"auto"`` and nothing in the input says what the launcher fills in."""
+    NOT_GIVEN = "not-given"
+    """A package version or environment fact is not in the input."""
+    FIXED = "fixed"
+    """The installed version already contains the fix."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One condition of an entry, checked against the incident."""
+
+    condition: Condition
+    outcome: Outcome
+    reason: Reason
+    observed: str = ""
+    """What the input showed: the value, version, frame (``path:line in function``) or matched text."""
+    source: str = ""
+    """Where it was read: a config's file name, ``pip freeze``, ``launch command``, ``log``, ``traceback``."""
+    auto: str = ""
+    """For a DeepSpeed ``"auto"`` value: the source it was resolved from; empty otherwise."""
+
+    @property
+    def weight(self) -> float:
+        return self.condition.weight
+
+    @property
+    def kind(self) -> str:
+        """``error``, ``frame``, ``log``, ``package``, ``config``, ``env`` or ``fixed``."""
+        return self.condition.kind
+
+    @property
+    def decider(self) -> Input | None:
+        """For an unknown: the input that would settle it."""
+        return self.condition.decider if self.outcome is Outcome.UNKNOWN else None

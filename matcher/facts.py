@@ -1,0 +1,309 @@
+"""The vocabulary of conditions: every fact an entry may ask about, where it is read, and which input decides it.
+
+An entry's ``configs`` conditions name a path ``<namespace>.<key>`` and its ``env`` conditions name a key; both are
+checked against this registry when the entry is loaded, so a misspelt namespace (``precison.bf16``) or an unknown
+key (``device.mpss``) is an error at lint time instead of a condition that silently never holds. Each namespace
+says how to resolve a key against an :class:`~dtypefix.matcher.incident.Incident`, which input would decide it when
+the incident does not know (the *decider*), and one line of documentation; ``docs/entry-format.md`` renders its
+tables from here (``dtypefix docs --check`` fails when they are stale).
+
+Adding a tool's config is one :class:`Namespace` in :data:`NAMESPACES` (and its key in ``configs.detect_kind``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from .configs import lookup
+
+if TYPE_CHECKING:
+    from .incident import Incident
+
+__all__ = [
+    "ENV_KEYS",
+    "NAMESPACES",
+    "EnvKey",
+    "Fact",
+    "Input",
+    "Namespace",
+    "ValueType",
+    "config_fact",
+    "env_fact",
+    "namespace_of",
+]
+
+
+class Input(str, Enum):
+    """An input the user can add that settles unknown conditions; the renderers word each one."""
+
+    DEEPSPEED_CONFIG = "deepspeed-config"
+    ACCELERATE_CONFIG = "accelerate-config"
+    AXOLOTL_CONFIG = "axolotl-config"
+    LLAMAFACTORY_CONFIG = "llamafactory-config"
+    LAUNCH = "launch"
+    FREEZE = "freeze"
+    GPU = "gpu"
+    TRACEBACK = "traceback"
+    LOG = "log"
+
+
+class ValueType(str, Enum):
+    """What kind of value a fact holds, so that lint can refuse ``op: <`` against ``value: sm89``."""
+
+    ANY = "any"
+    BOOL = "bool"
+    NUMBER = "number"
+    TEXT = "text"
+    LIST = "list"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """The answer to one lookup."""
+
+    known: bool
+    """False when the input says nothing about it (no such config, no version)."""
+    value: Any = None
+    source: str = ""
+    """Where the value was read (``ds_config.json``, ``launch command``, ``log``)."""
+    kind_present: bool = False
+    """For config paths: a config of that kind was given, but the key was absent."""
+    auto: str = ""
+    """For a DeepSpeed ``"auto"``: where it was resolved from, or ``"unresolved"``; empty for plain values."""
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """One prefix of config paths."""
+
+    name: str
+    doc: str
+    """One line for the docs table: where the values come from."""
+    decider: Input
+    resolve: Callable[[Incident, str], Fact]
+    keys: tuple[str, ...] = ()
+    """The closed set of keys of a derived namespace; empty for a config file, whose keys are the tool's own."""
+    example: str = ""
+
+
+@dataclass(frozen=True)
+class EnvKey:
+    """One hardware / environment fact."""
+
+    name: str
+    doc: str
+    type: ValueType
+    resolve: Callable[[Incident], Any]
+    """The value, or None when the input does not say."""
+
+
+def _from_configs(kind: str) -> Callable[[Incident, str], Fact]:
+    def resolve(incident: Incident, key: str) -> Fact:
+        present = False
+        for config in incident.configs:
+            if config.kind != kind:
+                continue
+            present = True
+            found, value = lookup(config.data, key)
+            if found:
+                if kind == "deepspeed" and value == "auto" and key in ("fp16.enabled", "bf16.enabled"):
+                    return _resolve_auto(incident, key.split(".")[0], config.origin)
+                return Fact(True, value, config.origin)
+        return Fact(False, kind_present=present)
+
+    return resolve
+
+
+def _resolve_auto(incident: Incident, precision: str, origin: str) -> Fact:
+    # The HF Trainer fills DeepSpeed "auto" from its own --bf16/--fp16; without them "auto" is unknown.
+    for path in (f"trainer.{precision}", f"flags.{precision}", f"axolotl.{precision}", f"llamafactory.{precision}"):
+        fact = config_fact(incident, path)
+        if fact.known and isinstance(fact.value, bool):
+            return Fact(True, fact.value, origin, auto=fact.source)
+    return Fact(False, source=origin, kind_present=True, auto="unresolved")
+
+
+def _flags(incident: Incident, key: str) -> Fact:
+    if key in incident.launch.flags:
+        return Fact(True, incident.launch.flags[key], "launch command")
+    return Fact(False, kind_present=bool(incident.launch.flags))
+
+
+def _precision(incident: Incident, name: str) -> Fact:
+    says_true: list[str] = []
+    says_other: list[str] = []
+    for source in ("deepspeed", "trainer", "flags", "axolotl", "llamafactory"):
+        fact = config_fact(incident, f"{source}.{name}.enabled" if source == "deepspeed" else f"{source}.{name}")
+        if fact.known and fact.value is True:
+            says_true.append(fact.source)
+        elif fact.known and fact.value is False:
+            says_other.append(fact.source)
+    for source in (
+        "accelerate.mixed_precision",
+        "flags.mixed_precision",
+        "accelerate.deepspeed_config.mixed_precision",
+    ):
+        fact = config_fact(incident, source)
+        if fact.known and isinstance(fact.value, str) and fact.value.lower() != "auto":
+            (says_true if fact.value.lower() == name else says_other).append(fact.source)
+    if says_true:
+        return Fact(True, True, says_true[0])
+    if says_other:
+        return Fact(True, False, says_other[0])
+    return Fact(False)
+
+
+_MODEL_HINTS = {
+    "load_in_8bit": re.compile(r"load_in_8bit\s*[=:]\s*True|load_in_8bit:\s*true"),
+    "load_in_4bit": re.compile(r"load_in_4bit\s*[=:]\s*True|load_in_4bit:\s*true"),
+    "device_map_auto": re.compile(r"device_map\s*=\s*[\"']auto[\"']|device_map:\s*auto"),
+}
+
+
+def _model(incident: Incident, name: str) -> Fact:
+    for source in (f"axolotl.{name}", f"llamafactory.{name}", f"flags.{name}", f"trainer.{name}"):
+        fact = config_fact(incident, source)
+        if fact.known and isinstance(fact.value, bool):
+            return Fact(True, fact.value, fact.source)
+    pattern = _MODEL_HINTS.get(name)
+    if pattern is not None and pattern.search(incident.text):
+        return Fact(True, True, "log")
+    return Fact(False)
+
+
+NAMESPACES: dict[str, Namespace] = {
+    ns.name: ns
+    for ns in (
+        Namespace(
+            "deepspeed",
+            'DeepSpeed JSON. `"auto"` in `fp16.enabled` / `bf16.enabled` is resolved from the Trainer flags when they '
+            "are known; otherwise the condition is unknown.",
+            Input.DEEPSPEED_CONFIG,
+            _from_configs("deepspeed"),
+            example="deepspeed.zero_optimization.offload_optimizer.device",
+        ),
+        Namespace(
+            "accelerate",
+            "`accelerate config` YAML.",
+            Input.ACCELERATE_CONFIG,
+            _from_configs("accelerate"),
+            example="accelerate.fsdp_config.fsdp_offload_params",
+        ),
+        Namespace("axolotl", "Axolotl YAML.", Input.AXOLOTL_CONFIG, _from_configs("axolotl"), example="axolotl.bf16"),
+        Namespace(
+            "llamafactory",
+            "LLaMA-Factory YAML.",
+            Input.LLAMAFACTORY_CONFIG,
+            _from_configs("llamafactory"),
+            example="llamafactory.enable_liger_kernel",
+        ),
+        Namespace(
+            "trainer",
+            "TrainingArguments JSON, or the `TrainingArguments(...)` the Trainer prints.",
+            Input.LAUNCH,
+            _from_configs("trainer"),
+            example="trainer.optim",
+        ),
+        Namespace(
+            "flags",
+            "`--name value` flags on launch command lines in the log; `--bf16` alone is `true`, `True`/`False` are "
+            "booleans.",
+            Input.LAUNCH,
+            _flags,
+            example="flags.mixed_precision",
+        ),
+        Namespace(
+            "precision",
+            "Derived: `true` when any config or flag enables it, `false` when one settles it otherwise, unknown when "
+            "nothing says.",
+            Input.LAUNCH,
+            _precision,
+            keys=("bf16", "fp16", "fp8"),
+        ),
+        Namespace(
+            "model",
+            "Derived loading hints, from configs and flags, or from code lines in the log (`load_in_8bit=True`, "
+            '`device_map="auto"`).',
+            Input.LAUNCH,
+            _model,
+            keys=tuple(_MODEL_HINTS),
+        ),
+    )
+}
+
+
+def _capabilities(incident: Incident) -> tuple[float, ...]:
+    hw = incident.hardware
+    return () if hw.unmapped else hw.capabilities  # a card the table does not know could be the extreme
+
+
+ENV_KEYS: dict[str, EnvKey] = {
+    key.name: key
+    for key in (
+        EnvKey(
+            "gpu.names", "GPU names seen in the input", ValueType.LIST, lambda i: list(i.hardware.gpu_names) or None
+        ),
+        EnvKey("gpu.count", "how many GPUs were listed", ValueType.NUMBER, lambda i: len(i.hardware.gpu_names) or None),
+        EnvKey(
+            "gpu.min_compute_capability",
+            "lowest compute capability among the GPUs (7.5, 8.0 ...)",
+            ValueType.NUMBER,
+            lambda i: min(_capabilities(i), default=None),
+        ),
+        EnvKey(
+            "gpu.max_compute_capability",
+            "highest compute capability among the GPUs",
+            ValueType.NUMBER,
+            lambda i: max(_capabilities(i), default=None),
+        ),
+        EnvKey(
+            "gpu.mixed_models",
+            "`true` when more than one GPU model is listed",
+            ValueType.BOOL,
+            lambda i: (len(set(i.hardware.gpu_names)) > 1) if len(i.hardware.gpu_names) > 1 else None,
+        ),
+        EnvKey(
+            "cuda_visible_devices",
+            "`CUDA_VISIBLE_DEVICES`, from the log or the launch line",
+            ValueType.TEXT,
+            lambda i: i.hardware.cuda_visible_devices or i.launch.env.get("CUDA_VISIBLE_DEVICES"),
+        ),
+        EnvKey(
+            "cuda_device_order",
+            "`CUDA_DEVICE_ORDER`, from the log or the launch line",
+            ValueType.TEXT,
+            lambda i: i.hardware.cuda_device_order or i.launch.env.get("CUDA_DEVICE_ORDER"),
+        ),
+        EnvKey("os", "operating system (`linux`, `windows`, `macos`)", ValueType.TEXT, lambda i: i.hardware.os),
+        EnvKey(
+            "device.mps",
+            "`true` when the input shows an Apple MPS device",
+            ValueType.BOOL,
+            lambda i: True if i.hardware.mps else None,
+        ),
+    )
+}
+
+
+def namespace_of(path: str) -> Namespace | None:
+    """The namespace a config path belongs to, or None for an unknown prefix."""
+    return NAMESPACES.get(path.partition(".")[0])
+
+
+def config_fact(incident: Incident, path: str) -> Fact:
+    """Look up ``<namespace>.<key>``; an unknown namespace is never known (lint refuses it before this)."""
+    namespace = namespace_of(path)
+    if namespace is None:
+        return Fact(False)
+    return namespace.resolve(incident, path.partition(".")[2])
+
+
+def env_fact(incident: Incident, key: str) -> Fact:
+    """Look up a hardware / environment key."""
+    spec = ENV_KEYS.get(key)
+    value = spec.resolve(incident) if spec is not None else None
+    return Fact(value is not None, value, "log" if value is not None else "")
