@@ -22,8 +22,9 @@ from dtypefix.matcher.conditions import (
     PackageCondition,
     show,
 )
+from dtypefix.matcher.facts import NAMESPACES
 
-from .i18n import t
+from .i18n import has, t
 
 __all__ = ["describe", "readable"]
 
@@ -186,7 +187,8 @@ def _config(evidence: Evidence, condition: ConfigCondition, lang: str) -> str:
             evidence.outcome, "precision.unknown"
         )
         return t(verb, lang, precision=key, source=evidence.source)
-    where = t(f"ns.{namespace}", lang)
+    spec = NAMESPACES[namespace]
+    where = t(f"ns.{namespace}", lang) if has(f"ns.{namespace}") else t("ns.config", lang, title=spec.title)
     expected = _expected(condition, key)
     reason = evidence.reason
     if reason is Reason.FOUND:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-__all__ = ["LANGS", "default_lang", "t"]
+__all__ = ["LANGS", "default_lang", "has", "t"]
 
 LANGS = ("en", "zh")
 
@@ -102,10 +102,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "安装的 {name} {version} 已经包含修复（{fixed} 修复）",
     ),
     "fixed.before": ("{name} {version} predates the fix (fixed in {fixed})", "{name} {version} 早于修复版本 {fixed}"),
-    "ns.deepspeed": ("your DeepSpeed config", "你的 DeepSpeed 配置"),
-    "ns.accelerate": ("your Accelerate config", "你的 Accelerate 配置"),
-    "ns.axolotl": ("your Axolotl config", "你的 Axolotl 配置"),
-    "ns.llamafactory": ("your LLaMA-Factory config", "你的 LLaMA-Factory 配置"),
+    "ns.config": ("your {title} config", "你的 {title} 配置"),
     "ns.trainer": ("your TrainingArguments", "你的 TrainingArguments"),
     "ns.flags": ("the launch command", "启动命令"),
     "ns.model": ("the model loading", "模型加载方式"),
@@ -178,6 +175,10 @@ def t(key: str, lang: str, **values: object) -> str:
     """The string ``key`` in ``lang`` with ``{name}`` placeholders filled."""
     en, zh = _STRINGS[key]
     return (zh if lang == "zh" else en).format(**values)
+
+
+def has(key: str) -> bool:
+    return key in _STRINGS
 
 
 def default_lang(environ: Mapping[str, str] | None = None) -> str:

@@ -185,38 +185,11 @@ def _read_yaml(text: str) -> dict[str, Any]:
 
 
 def detect_kind(data: dict[str, Any]) -> str | None:
-    """Which tool a parsed config belongs to, from the keys only that tool uses."""
+    """Which tool a parsed config belongs to, from the keys only that tool uses (see :data:`.facts.NAMESPACES`)."""
+    from .facts import NAMESPACES  # the registry imports this module for lookup()
+
     keys = set(data)
-    if keys & {"zero_optimization", "train_micro_batch_size_per_gpu", "zero_allow_untested_optimizer"} or any(
-        isinstance(data.get(k), dict) and "enabled" in data[k] for k in ("fp16", "bf16", "amp")
-    ):
-        return "deepspeed"
-    if keys & {"compute_environment", "distributed_type", "deepspeed_config", "fsdp_config", "machine_rank"}:
-        return "accelerate"
-    if "base_model" in keys or ("datasets" in keys and keys & {"micro_batch_size", "sequence_len", "adapter"}):
-        return "axolotl"
-    if keys & {"finetuning_type", "template", "stage"} and keys & {"model_name_or_path", "dataset"}:
-        return "llamafactory"
-    if (
-        len(
-            keys
-            & {
-                "output_dir",
-                "per_device_train_batch_size",
-                "learning_rate",
-                "num_train_epochs",
-                "gradient_accumulation_steps",
-                "bf16",
-                "fp16",
-                "optim",
-                "deepspeed",
-                "fsdp",
-            }
-        )
-        >= 2
-    ):
-        return "trainer"
-    return None
+    return next((ns.name for ns in NAMESPACES.values() if ns.detect is not None and ns.detect(keys, data)), None)
 
 
 def parse_config(text: str, origin: str, kind: str | None = None) -> Config:
@@ -232,9 +205,10 @@ def parse_config(text: str, origin: str, kind: str | None = None) -> Config:
     _count_nodes(data, [_MAX_NODES])
     found = kind or detect_kind(data)
     if found is None:
-        raise ConfigError(
-            "not recognised as a DeepSpeed, Accelerate, Axolotl, LLaMA-Factory or TrainingArguments config"
-        )
+        from .facts import NAMESPACES
+
+        tools = [ns.title for ns in NAMESPACES.values() if ns.detect is not None]
+        raise ConfigError(f"not recognised as a {', '.join(tools[:-1])} or {tools[-1]} config")
     return Config(found, data, origin)
 
 

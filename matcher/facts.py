@@ -7,7 +7,8 @@ says how to resolve a key against an :class:`~dtypefix.matcher.incident.Incident
 the incident does not know (the *decider*), and one line of documentation; ``docs/entry-format.md`` renders its
 tables from here (``dtypefix docs --check`` fails when they are stale).
 
-Adding a tool's config is one :class:`Namespace` in :data:`NAMESPACES` (and its key in ``configs.detect_kind``).
+Adding a tool's config is one :class:`Namespace` in :data:`NAMESPACES`: how to recognise its files, where its
+values come from, which input decides; the docs tables and the renderers' wording follow from it.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class Namespace:
     """One prefix of config paths."""
 
     name: str
+    title: str
+    """The tool's name as people write it (``DeepSpeed``); derived namespaces describe themselves."""
     doc: str
     """One line for the docs table: where the values come from."""
     decider: Input
@@ -88,6 +91,8 @@ class Namespace:
     keys: tuple[str, ...] = ()
     """The closed set of keys of a derived namespace; empty for a config file, whose keys are the tool's own."""
     example: str = ""
+    detect: Callable[[set[str], dict[str, Any]], bool] | None = None
+    """For a config file: whether a parsed file is this tool's, from its top-level keys (first match wins)."""
 
 
 @dataclass(frozen=True)
@@ -175,41 +180,85 @@ def _model(incident: Incident, name: str) -> Fact:
     return Fact(False)
 
 
+_TRAINER_KEYS = {
+    "output_dir",
+    "per_device_train_batch_size",
+    "learning_rate",
+    "num_train_epochs",
+    "gradient_accumulation_steps",
+    "bf16",
+    "fp16",
+    "optim",
+    "deepspeed",
+    "fsdp",
+}
+
+
+def _is_deepspeed(keys: set[str], data: dict[str, Any]) -> bool:
+    return bool(keys & {"zero_optimization", "train_micro_batch_size_per_gpu", "zero_allow_untested_optimizer"}) or any(
+        isinstance(data.get(k), dict) and "enabled" in data[k] for k in ("fp16", "bf16", "amp")
+    )
+
+
 NAMESPACES: dict[str, Namespace] = {
     ns.name: ns
     for ns in (
         Namespace(
             "deepspeed",
+            "DeepSpeed",
             'DeepSpeed JSON. `"auto"` in `fp16.enabled` / `bf16.enabled` is resolved from the Trainer flags when they '
             "are known; otherwise the condition is unknown.",
             Input.DEEPSPEED_CONFIG,
             _from_configs("deepspeed"),
             example="deepspeed.zero_optimization.offload_optimizer.device",
+            detect=_is_deepspeed,
         ),
         Namespace(
             "accelerate",
+            "Accelerate",
             "`accelerate config` YAML.",
             Input.ACCELERATE_CONFIG,
             _from_configs("accelerate"),
             example="accelerate.fsdp_config.fsdp_offload_params",
+            detect=lambda keys, _: bool(
+                keys & {"compute_environment", "distributed_type", "deepspeed_config", "fsdp_config", "machine_rank"}
+            ),
         ),
-        Namespace("axolotl", "Axolotl YAML.", Input.AXOLOTL_CONFIG, _from_configs("axolotl"), example="axolotl.bf16"),
+        Namespace(
+            "axolotl",
+            "Axolotl",
+            "Axolotl YAML.",
+            Input.AXOLOTL_CONFIG,
+            _from_configs("axolotl"),
+            example="axolotl.bf16",
+            detect=lambda keys, _: (
+                "base_model" in keys
+                or ("datasets" in keys and bool(keys & {"micro_batch_size", "sequence_len", "adapter"}))
+            ),
+        ),
         Namespace(
             "llamafactory",
+            "LLaMA-Factory",
             "LLaMA-Factory YAML.",
             Input.LLAMAFACTORY_CONFIG,
             _from_configs("llamafactory"),
             example="llamafactory.enable_liger_kernel",
+            detect=lambda keys, _: (
+                bool(keys & {"finetuning_type", "template", "stage"}) and bool(keys & {"model_name_or_path", "dataset"})
+            ),
         ),
         Namespace(
             "trainer",
+            "TrainingArguments",
             "TrainingArguments JSON, or the `TrainingArguments(...)` the Trainer prints.",
             Input.LAUNCH,
             _from_configs("trainer"),
             example="trainer.optim",
+            detect=lambda keys, _: len(keys & _TRAINER_KEYS) >= 2,
         ),
         Namespace(
             "flags",
+            "launch flags",
             "`--name value` flags on launch command lines in the log; `--bf16` alone is `true`, `True`/`False` are "
             "booleans.",
             Input.LAUNCH,
@@ -217,6 +266,7 @@ NAMESPACES: dict[str, Namespace] = {
             example="flags.mixed_precision",
         ),
         Namespace(
+            "precision",
             "precision",
             "Derived: `true` when any config or flag enables it, `false` when one settles it otherwise, unknown when "
             "nothing says.",
@@ -226,6 +276,7 @@ NAMESPACES: dict[str, Namespace] = {
         ),
         Namespace(
             "model",
+            "model loading",
             "Derived loading hints, from configs and flags, or from code lines in the log (`load_in_8bit=True`, "
             '`device_map="auto"`).',
             Input.LAUNCH,

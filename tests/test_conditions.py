@@ -1,0 +1,166 @@
+"""The condition language: what lint refuses at load time, pointed at file:line: field: problem."""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dtypefix.cli.i18n import has
+from dtypefix.matcher.canonical import canonical_text
+from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
+from dtypefix.matcher.conditions import EntryError, parse_group
+from dtypefix.matcher.facts import ENV_KEYS, NAMESPACES
+from dtypefix.matcher.lint import lint_paths
+
+HERE = Path("entry.yaml")
+
+
+@pytest.fixture
+def private_kb(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    (root / "private").mkdir(parents=True)
+    source = builtin_kb_dir() / "deepspeed" / "zeropp-quantized-weights-under-bf16.yaml"
+    shutil.copytree(source.with_suffix(""), root / "private" / "my-entry")
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data["id"] = "DTF9001"
+    (root / "private" / "my-entry.yaml").write_text(canonical_text(data), encoding="utf-8")
+    return root
+
+
+def _lint_after(root: Path, change) -> list[str]:
+    path = root / "private" / "my-entry.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    text = canonical_text(data)
+    path.write_text(text, encoding="utf-8")
+    catalog = load_catalog([root], cache_dir=None)
+    return [str(p) for p in lint_paths([root], catalog)]
+
+
+def _line_of(root: Path, needle: str) -> int:
+    lines = (root / "private" / "my-entry.yaml").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+def _config(data, index: int, **changes) -> None:
+    data["match"]["configs"][index].update(changes)
+
+
+@pytest.mark.parametrize(
+    ("change", "needle", "field", "problem"),
+    [
+        (
+            lambda d: _config(d, 2, path="precison.bf16"),
+            "precison.bf16",
+            "match.configs[2].path",
+            "unknown namespace 'precison'",
+        ),
+        (
+            lambda d: _config(d, 2, path="precision.bf61"),
+            "precision.bf61",
+            "match.configs[2].path",
+            "unknown key 'bf61'",
+        ),
+        (
+            lambda d: d["match"].__setitem__("env", [{"key": "device.mpss", "value": True}]),
+            "device.mpss",
+            "match.env[0].key",
+            "unknown environment key 'device.mpss'",
+        ),
+        (
+            lambda d: d["match"].__setitem__(
+                "env", [{"key": "gpu.min_compute_capability", "op": "<", "value": "sm89"}]
+            ),
+            "sm89",
+            "match.env[0].value",
+            "< compares numbers; 'sm89' is not a number",
+        ),
+        (
+            lambda d: d["match"].__setitem__("env", [{"key": "os", "op": ">", "value": 3}]),
+            "op: '>'",
+            "match.env[0].op",
+            "os is not a number",
+        ),
+        (lambda d: _config(d, 1, op="in", value=3), "value: 3", "match.configs[1].value", "in needs a list"),
+        (lambda d: _config(d, 1, op="~", value=3), "op: '~'", "match.configs[1].op", "is not one of"),
+        (
+            lambda d: _config(d, 1, op="matches", value="stage(3"),
+            "stage(3",
+            "match.configs[1].value",
+            "RE2 cannot compile",
+        ),
+        (
+            lambda d: d["match"]["errors"][0].__setitem__("message", "mat1 (unclosed"),
+            "mat1 (unclosed",
+            "match.errors[0].message",
+            "RE2 cannot compile",
+        ),
+        (
+            lambda d: d["match"]["frames"][0].__setitem__("file", "deepspeed/(zero"),
+            "deepspeed/(zero",
+            "match.frames[0].file",
+            "RE2 cannot compile",
+        ),
+        (
+            lambda d: _config(d, 1, value=datetime.date(2024, 1, 2)),
+            "2024-01-02",
+            "match.configs[1].value",
+            "not date",
+        ),
+        (
+            lambda d: d["match"]["packages"][0].__setitem__("spec", "~=0.10.x"),
+            "~=0.10.x",
+            "match.packages[0].spec",
+            "not a PEP 440 specifier",
+        ),
+    ],
+    ids=[
+        "misspelt-namespace",
+        "unknown-derived-key",
+        "unknown-env-key",
+        "ordered-op-on-text",
+        "ordered-op-on-text-key",
+        "in-without-list",
+        "unknown-op",
+        "matches-bad-regex",
+        "bad-message-regex",
+        "bad-frame-regex",
+        "yaml-date-value",
+        "bad-specifier",
+    ],
+)
+def test_lint_refuses_with_file_line_field_problem(private_kb: Path, change, needle, field, problem) -> None:
+    problems = _lint_after(private_kb, change)
+    line = _line_of(private_kb, needle)
+    expected = re.compile(rf".*my-entry\.yaml:{line}: {re.escape(field)}: .*{re.escape(problem)}.*")
+    assert any(expected.fullmatch(p) for p in problems), problems
+
+
+def test_a_broken_private_entry_is_skipped_at_run_time(private_kb: Path) -> None:
+    _lint_after(private_kb, lambda d: _config(d, 2, path="precison.bf16"))
+    catalog = load_catalog([private_kb], cache_dir=None)
+    assert catalog.get("DTF9001") is None
+    assert any("precison" in problem for problem in catalog.problems)
+
+
+def test_entry_error_carries_its_parts() -> None:
+    with pytest.raises(EntryError) as caught:
+        parse_group({"configs": [{"path": "deepspeed", "value": 1}]}, HERE, "match")
+    error = caught.value
+    assert (error.path, error.field, error.keys) == (HERE, "match.configs[0].path", ["match", "configs", 0, "path"])
+    assert (
+        str(error) == f"{HERE}: match.configs[0].path: unknown namespace 'deepspeed' (one of {', '.join(NAMESPACES)})"
+    )
+
+
+def test_every_namespace_and_env_key_has_words() -> None:
+    for name, namespace in NAMESPACES.items():
+        assert namespace.doc and namespace.title, name
+        assert namespace.detect is not None or namespace.keys or name == "flags", name
+    for key in ENV_KEYS:
+        assert has(f"env.{key}"), key
