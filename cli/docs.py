@@ -60,6 +60,45 @@ def _coverage(entries: list[KBEntry]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _conditions_page() -> str:
+    """The vocabulary of ``configs`` and ``env`` conditions, from the registry that lint checks entries against."""
+    from dtypefix.matcher.conditions import OPS
+    from dtypefix.matcher.facts import ENV_KEYS, NAMESPACES
+
+    lines = [
+        _HEADER + "# Conditions: config paths and environment keys",
+        "",
+        "Generated from `matcher/facts.py`, the registry `dtypefix lint` checks every `configs` path and `env` key "
+        "against. When the input does not say, the condition is *unknown* and the output names the input that "
+        "would decide it.",
+        "",
+        "## Config paths (`match.configs[].path`)",
+        "",
+        "| prefix | from | decided by | keys |",
+        "| --- | --- | --- | --- |",
+    ]
+    for ns in NAMESPACES.values():
+        keys = ", ".join(f"`{ns.name}.{k}`" for k in ns.keys) if ns.keys else f"any, e.g. `{ns.example}`"
+        lines.append(f"| `{ns.name}.` | {ns.doc} | `{ns.decider.value}` | {keys} |")
+    lines += [
+        "",
+        "## Environment keys (`match.env[].key`)",
+        "",
+        "| key | value | meaning |",
+        "| --- | --- | --- |",
+    ]
+    lines += [f"| `{key.name}` | {key.type.value} | {key.doc} |" for key in ENV_KEYS.values()]
+    lines += [
+        "",
+        "## Operators (`op`)",
+        "",
+        " ".join(f"`{op}`" for op in OPS)
+        + ". `<` `<=` `>` `>=` compare numbers; `in` / `not-in` take a list; `matches` takes a regex (RE2); "
+        "`exists` takes no value. Values are strings, numbers, booleans or lists of them.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def generate_docs(entries: Iterable[KBEntry]) -> dict[str, str]:
     """Every generated page under ``docs/kb/``, keyed by path relative to it."""
     ordered = sorted(entries, key=lambda e: e.id)
@@ -82,11 +121,12 @@ def generate_docs(entries: Iterable[KBEntry]) -> dict[str, str]:
     )
     pages["tags.md"] = _index("Entries by tag", by_tag, "Entries by tag.")
     pages["coverage.md"] = _coverage(ordered)
+    pages["conditions.md"] = _conditions_page()
     readme = [
         _HEADER + "# The dtypefix knowledge base",
         "",
         f"{len(ordered)} entries. Indexes: [by message family](families.md) · [by package](packages.md) · "
-        "[by tag](tags.md) · [coverage table](coverage.md).",
+        "[by tag](tags.md) · [coverage table](coverage.md) · [condition vocabulary](conditions.md).",
         "",
         "| id | title | 标题 |",
         "| --- | --- | --- |",

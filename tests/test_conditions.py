@@ -164,3 +164,14 @@ def test_every_namespace_and_env_key_has_words() -> None:
         assert namespace.detect is not None or namespace.keys or name == "flags", name
     for key in ENV_KEYS:
         assert has(f"env.{key}"), key
+
+
+def test_schema_operators_are_the_condition_operators() -> None:
+    import json
+
+    from dtypefix.matcher.conditions import OPS
+
+    schema = json.loads((builtin_kb_dir() / "schema.json").read_text(encoding="utf-8"))
+    group = schema["properties"]["match"]["properties"]
+    for kind in ("configs", "env"):
+        assert group[kind]["items"]["properties"]["op"]["enum"] == list(OPS), kind
