@@ -11,8 +11,7 @@ import typer
 
 from dtypefix.matcher.configs import Config
 from dtypefix.matcher.explain import check as check_settings
-from dtypefix.matcher.explain import explain_incident
-from dtypefix.matcher.incident import build_incident
+from dtypefix.matcher.explain import explain_incident, incident_from
 from dtypefix.matcher.result import Report
 
 from .app import (
@@ -27,9 +26,9 @@ from .app import (
     catalog_for,
 )
 from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
-from .json_output import entry_json, report_json, to_json
-from .markdown import format_check, format_entry, format_report
-from .render import OutputFormat, print_markdown
+from .json_output import entry_json, report_json, search_json
+from .markdown import format_check, format_entry, format_report, format_search
+from .render import OutputFormat, emit
 
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 
@@ -58,17 +57,15 @@ def _explain_input(
     """The shared start of ``explain`` and ``report``: read the log and attachments, score against the KB."""
     text = read_log(file)
     attached = _attachments(freeze, config, this_env)
-    incident = build_incident(text, freeze=attached.freeze, configs=attached.configs)
+    incident = incident_from(text, freeze=attached.freeze, configs=attached.configs)
     return explain_incident(incident, catalog_for(kb)), attached
 
 
 def _emit_report(report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str) -> None:
-    chosen = OutputFormat.resolve(fmt, sys.stdout)
-    if chosen is OutputFormat.json:
-        sys.stdout.write(to_json(report_json(report, command)))
-        return
-    markdown = format_check(report, lang) if command == "check" else format_report(report, lang, top)
-    print_markdown(markdown, chosen)
+    def markdown() -> str:
+        return format_check(report, lang) if command == "check" else format_report(report, lang, top)
+
+    emit(fmt, sys.stdout, markdown=markdown, data=lambda: report_json(report, command))
 
 
 @app.command()
@@ -109,11 +106,7 @@ def show(
     entry = catalog.get(entry_id)
     if entry is None:
         raise InputError(f"no entry {entry_id!r}; try: dtypefix search {entry_id}")
-    chosen = OutputFormat.resolve(fmt, sys.stdout)
-    if chosen is OutputFormat.json:
-        sys.stdout.write(to_json(entry_json(entry)))
-    else:
-        print_markdown(format_entry(entry, _lang(lang)), chosen)
+    emit(fmt, sys.stdout, markdown=lambda: format_entry(entry, _lang(lang)), data=lambda: entry_json(entry))
     return 0
 
 
@@ -238,29 +231,8 @@ def search(
     if not query.strip():
         raise InputError("empty query")
     hits = run_search(catalog_for(kb).entries, query, limit=limit)
-    chosen = OutputFormat.resolve(fmt, sys.stdout)
-    if chosen is OutputFormat.json:
-        data = [
-            {
-                "id": h.entry.id,
-                "slug": h.entry.slug,
-                "title": {"en": h.entry.title.en, "zh": h.entry.title.zh},
-                "score": h.score,
-                "field": h.field,
-                "snippet": h.snippet,
-                "status": h.entry.status.value,
-            }
-            for h in hits
-        ]
-        sys.stdout.write(to_json({"query": query, "results": data}))
-    else:
-        one = _lang(lang)
-        one = "en" if one == "both" else one
-        lines = [f"| id | {'标题' if one == 'zh' else 'title'} | field | score |", "| --- | --- | --- | --- |"]
-        lines += [
-            f"| `{h.entry.id}` | {h.entry.title.get(one)} | {h.field}: {h.snippet[:60]} | {h.score:g} |" for h in hits
-        ]
-        print_markdown("\n".join(lines) + "\n" if hits else f"No entry matches {query!r}.\n", chosen)
+    one = _lang(lang)
+    emit(fmt, sys.stdout, markdown=lambda: format_search(hits, query, one), data=lambda: search_json(hits, query))
     return 0 if hits else 1
 
 
@@ -347,23 +319,21 @@ def docs(
     return 0
 
 
-def _configs_named_in(command: list[str]) -> tuple[list[Config], list[str]]:
-    """Configs a launch command names (``--deepspeed ds.json``, ``--config_file acc.yaml``, an Axolotl YAML)."""
+def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """Config files a launch command names (``--deepspeed ds.json``, ``--config_file acc.yaml``), as (name, text)."""
     import shlex
 
-    from dtypefix.matcher.configs import ConfigError, parse_config
     from dtypefix.matcher.flags import parse_flags
 
-    found: list[Config] = []
+    found: list[tuple[str, str]] = []
     notes: list[str] = []
     for name in parse_flags("python " + shlex.join(command)).files:
         path = Path(name)
-        if not path.is_file():
-            continue
-        try:
-            found.append(parse_config(path.read_text(encoding="utf-8", errors="replace"), path.name))
-        except (ConfigError, OSError) as exc:
-            notes.append(f"{name}: {exc}")
+        if path.is_file():
+            try:
+                found.append((path.name, path.read_text(encoding="utf-8", errors="replace")))
+            except OSError as exc:
+                notes.append(f"{name}: {exc.strerror or exc}")
     return found, notes
 
 
@@ -392,17 +362,18 @@ def run(
         return 0
     from dtypefix.matcher.source import decode
 
-    configs, notes = _configs_named_in(command)
     text = decode(result.tail) + "\n$ " + " ".join(command)
-    incident = build_incident(text, freeze=[this_env_freeze()], configs=configs, notes=notes)
+    configs, notes = _configs_named_in(command)
+    incident = incident_from(text, freeze=[this_env_freeze()], configs=configs, notes=notes)
     report = explain_incident(incident, catalog_for(kb))
     if report.found:
-        chosen = OutputFormat.resolve(fmt, sys.stderr)
-        if chosen is OutputFormat.json:
-            sys.stderr.write(to_json(report_json(report, "run")))
-        else:
-            sys.stderr.write("\n")
-            print_markdown(format_report(report, _lang(lang), top), chosen, sys.stderr)
+        sys.stderr.write("\n")
+        emit(
+            fmt,
+            sys.stderr,
+            markdown=lambda: format_report(report, _lang(lang), top),
+            data=lambda: report_json(report, "run"),
+        )
     return result.returncode
 
 
@@ -422,13 +393,9 @@ def report(
 
     Example: dtypefix report train.log --config ds_z3.json --this-env > issue.md
     """
-    from .report import format_bug_report, report_data, to_json_text
+    from .report import format_bug_report, report_data
 
     result, attached = _explain_input(file, freeze, config, this_env, kb)
     data = report_data(result, attached.config_texts)
-    chosen = OutputFormat.resolve(fmt, sys.stdout)
-    if chosen is OutputFormat.json:
-        sys.stdout.write(to_json_text(data))
-    else:
-        print_markdown(format_bug_report(data), chosen)
+    emit(fmt, sys.stdout, markdown=lambda: format_bug_report(data), data=lambda: data)
     return 0

@@ -66,6 +66,8 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "kb.problems": ("Knowledge-base entries skipped", "已跳过的知识库条目"),
     "column.id": ("id", "编号"),
     "column.title": ("title", "标题"),
+    "column.field": ("field", "匹配字段"),
+    "search.none": ("No entry matches {query!r}.", "没有条目匹配 {query!r}。"),
     "check.intro": ("Known failures these settings lead to:", "这些配置已知会导致以下失败："),
     # Evidence in words (cli/evidence.py). {source} is where a value was read; {expected} the condition.
     "or.join": (" or ", " 或 "),

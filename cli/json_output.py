@@ -6,7 +6,7 @@ Bump :data:`SCHEMA_VERSION` on any incompatible change; adding keys is compatibl
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dtypefix.matcher import KBEntry, Match, Report, Text
 from dtypefix.matcher.facts import env_fact
@@ -16,7 +16,10 @@ from .evidence import describe
 from .i18n import t
 from .markdown import fill
 
-__all__ = ["SCHEMA_VERSION", "entry_json", "report_json", "to_json"]
+if TYPE_CHECKING:
+    from dtypefix.matcher.search import SearchHit
+
+__all__ = ["SCHEMA_VERSION", "entry_json", "report_json", "search_json", "to_json"]
 
 SCHEMA_VERSION = "1.1"
 
@@ -125,6 +128,23 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         "notes": list(incident.notes),
         "kb_problems": list(report.kb_problems),
     }
+
+
+def search_json(hits: list[SearchHit], query: str) -> dict[str, Any]:
+    """``dtypefix search --format json``."""
+    results = [
+        {
+            "id": h.entry.id,
+            "slug": h.entry.slug,
+            "title": {"en": h.entry.title.en, "zh": h.entry.title.zh},
+            "score": h.score,
+            "field": h.field,
+            "snippet": h.snippet,
+            "status": h.entry.status.value,
+        }
+        for h in hits
+    ]
+    return {"query": query, "results": results}
 
 
 def to_json(data: Any) -> str:

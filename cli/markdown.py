@@ -7,6 +7,7 @@ and the docs pages use the same entry sections, so what is tested here is what e
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Report
 from dtypefix.matcher.incident import Incident
@@ -15,7 +16,18 @@ from dtypefix.matcher.traceback import Stack
 from .evidence import describe, readable
 from .i18n import t
 
-__all__ = ["entry_sections", "fill", "format_check", "format_entry", "format_report", "summary_lines"]
+if TYPE_CHECKING:
+    from dtypefix.matcher.search import SearchHit
+
+__all__ = [
+    "entry_sections",
+    "fill",
+    "format_check",
+    "format_entry",
+    "format_report",
+    "format_search",
+    "summary_lines",
+]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _MARK = {"held": "✔", "failed": "✘", "unknown": "?"}
@@ -195,3 +207,16 @@ def format_check(report: Report, lang: str = "en") -> str:
             lines += _match_block(number, match, one)
         blocks.append("\n".join(lines).rstrip() + "\n")
     return "\n---\n\n".join(blocks)
+
+
+def format_search(hits: list[SearchHit], query: str, lang: str) -> str:
+    """``dtypefix search`` results as a table (the first language when ``both``)."""
+    one = "en" if lang == "both" else lang
+    if not hits:
+        return t("search.none", one, query=query) + "\n"
+    header = (t("column.id", one), t("column.title", one), t("column.field", one), t("score", one))
+    lines = ["| " + " | ".join(header) + " |", "| --- | --- | --- | --- |"]
+    lines += [
+        f"| `{h.entry.id}` | {h.entry.title.get(one)} | {h.field}: {h.snippet[:60]} | {h.score:g} |" for h in hits
+    ]
+    return "\n".join(lines) + "\n"

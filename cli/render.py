@@ -9,9 +9,10 @@ from __future__ import annotations
 import enum
 import html
 import sys
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
-__all__ = ["OutputFormat", "markdown_to_html", "print_markdown"]
+__all__ = ["OutputFormat", "emit", "markdown_to_html", "print_markdown"]
 
 
 class OutputFormat(str, enum.Enum):
@@ -53,3 +54,14 @@ def print_markdown(markdown: str, fmt: OutputFormat, stream: TextIO | None = Non
         Console(file=out, soft_wrap=False).print(Markdown(markdown))
     else:
         out.write(markdown)
+
+
+def emit(fmt: OutputFormat | None, stream: TextIO, *, markdown: Callable[[], str], data: Callable[[], Any]) -> None:
+    """The one place ``--format`` picks a renderer: JSON from ``data``, every other format from ``markdown``."""
+    chosen = OutputFormat.resolve(fmt, stream)
+    if chosen is OutputFormat.json:
+        from .json_output import to_json
+
+        stream.write(to_json(data()))
+    else:
+        print_markdown(markdown(), chosen, stream)

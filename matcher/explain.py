@@ -16,14 +16,32 @@ from .prefilter import words_in
 from .result import Report
 from .score import check_entries, deciders, score_entries
 
-__all__ = ["check", "explain", "explain_incident"]
+__all__ = ["check", "explain", "explain_incident", "incident_from"]
 
 
 def _catalog(catalog: Catalog | None, kb_dirs: Iterable[Path]) -> Catalog:
     return catalog if catalog is not None else load_catalog(kb_dirs, cache_dir=default_cache_dir())
 
 
-def _configs(configs: Iterable[Config | str | tuple[str, str]]) -> tuple[list[Config], list[str]]:
+ConfigInput = Config | str | tuple[str, str]
+"""A parsed config, a config's text, or ``(name, text)``."""
+
+
+def incident_from(
+    text: str, *, freeze: str | Sequence[str] = (), configs: Iterable[ConfigInput] = (), notes: Iterable[str] = ()
+) -> Incident:
+    """The one path from raw inputs to an :class:`Incident`, for every command and the API.
+
+    The policy for a config that cannot be read is here and only here: it becomes a note on the incident (shown
+    with the answer, failed by lint for an example), never an exception and never silently dropped. (A config
+    the user names with ``--config`` is read by the CLI first, which refuses an unreadable one with exit 2.)
+    """
+    freeze_texts = [freeze] if isinstance(freeze, str) else list(freeze)
+    parsed, problems = _configs(configs)
+    return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems])
+
+
+def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
     parsed: list[Config] = []
     notes: list[str] = []
     for index, item in enumerate(configs):
@@ -58,7 +76,7 @@ def explain(
     text: str,
     *,
     freeze: str | Sequence[str] = (),
-    configs: Iterable[Config | str | tuple[str, str]] = (),
+    configs: Iterable[ConfigInput] = (),
     catalog: Catalog | None = None,
     kb_dirs: Iterable[Path] = (),
     top: int | None = None,
@@ -69,16 +87,13 @@ def explain(
     ``pip freeze`` or any other version listing; ``configs`` are config texts (or ``(name, text)`` pairs, or
     parsed :class:`Config`); unreadable configs become notes on the incident instead of errors.
     """
-    freeze_texts = [freeze] if isinstance(freeze, str) else list(freeze)
-    parsed, notes = _configs(configs)
-    incident = build_incident(text, freeze=freeze_texts, configs=parsed, notes=notes)
-    return explain_incident(incident, _catalog(catalog, kb_dirs), top)
+    return explain_incident(incident_from(text, freeze=freeze, configs=configs), _catalog(catalog, kb_dirs), top)
 
 
 def check(
     *,
     freeze: str | Sequence[str] = (),
-    configs: Iterable[Config | str | tuple[str, str]] = (),
+    configs: Iterable[ConfigInput] = (),
     flags: str = "",
     catalog: Catalog | None = None,
     kb_dirs: Iterable[Path] = (),
@@ -87,10 +102,8 @@ def check(
 
     ``flags`` is a launch command line, or just its flags (``"--bf16 True --deepspeed ds.json"``).
     """
-    freeze_texts = [freeze] if isinstance(freeze, str) else list(freeze)
-    parsed, notes = _configs(configs)
     if flags.lstrip().startswith("-"):
         flags = "python train.py " + flags  # flags are read from launch lines: give bare flags one
-    incident = build_incident(flags, freeze=freeze_texts, configs=parsed, notes=notes)
+    incident = incident_from(flags, freeze=freeze, configs=configs)
     loaded = _catalog(catalog, kb_dirs)
     return Report(incident, tuple(check_entries(loaded.checkable(), incident)), (), loaded.problems)

@@ -8,7 +8,6 @@ entry's own examples ranking it first while its counter-examples do not.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,11 +19,10 @@ import yaml
 
 from .canonical import canonical_text
 from .catalog import Catalog, entry_files, read_entry_mapping
-from .configs import ConfigError, parse_config
 from .entry import EntryError, Example, KBEntry, entry_from_mapping
-from .explain import explain_incident
+from .explain import explain_incident, incident_from
 from .ids import read_ledger
-from .incident import build_incident
+from .incident import Incident
 from .result import Match
 
 __all__ = ["LintProblem", "lint_paths", "run_example"]
@@ -115,16 +113,16 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     return problems
 
 
+def _example_incident(example: Example) -> Incident:
+    text = example.input.read_text(encoding="utf-8", errors="replace")
+    configs = [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in example.configs]
+    freeze = [example.freeze.read_text(encoding="utf-8")] if example.freeze else []
+    return incident_from(text, freeze=freeze, configs=configs)
+
+
 def run_example(example: Example, catalog: Catalog) -> list[Match]:
     """The ranked matches for one example of an entry, with its attached configs and freeze (lint and tests)."""
-    text = example.input.read_text(encoding="utf-8", errors="replace")
-    configs = []
-    for config_path in example.configs:
-        with contextlib.suppress(ConfigError):
-            configs.append(parse_config(config_path.read_text(encoding="utf-8"), config_path.name))
-    freeze = [example.freeze.read_text(encoding="utf-8")] if example.freeze else []
-    incident = build_incident(text, freeze=freeze, configs=configs)
-    return list(explain_incident(incident, catalog).matches)
+    return list(explain_incident(_example_incident(example), catalog).matches)
 
 
 def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
@@ -132,8 +130,10 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     for i, example in enumerate(entry.examples):
         if not example.input.is_file():
             continue
-        matches = run_example(example, catalog)
+        incident = _example_incident(example)
         line = _line_of(text, ["examples", i])
+        problems += [LintProblem(entry.path, line, f"examples[{i}]: {note}") for note in incident.notes]
+        matches = list(explain_incident(incident, catalog).matches)
         if not matches or matches[0].entry.id != entry.id:
             first = f"{matches[0].entry.id} ({matches[0].score:g})" if matches else "nothing"
             own = next((f"{m.score:g}" for m in matches if m.entry.id == entry.id), "no match")
