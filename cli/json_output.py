@@ -95,6 +95,8 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         if primary is None
         else {"type": primary.exc_type, "message": primary.message, "stream": primary.stream},
         "matches": [_match(m) for m in report.matches],
+        "conditional": [_match(m) for m in report.conditional],
+        "out_of_scope": report.out_of_scope.value if report.out_of_scope is not None else None,
         "deciders": [
             {"key": d.key.value, "hint": t("decider." + d.key.value, "en"), "entries": list(d.entries)}
             for d in report.deciders

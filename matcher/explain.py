@@ -14,7 +14,8 @@ from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
 from .prefilter import words_in
 from .result import Report
-from .score import check_entries, deciders, score_entries
+from .scope import out_of_scope
+from .score import check_entries, deciders, score_entries, unknown_inputs
 
 __all__ = ["check", "explain", "explain_incident", "incident_from"]
 
@@ -69,7 +70,8 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
     chosen = matches[:top] if top else matches
-    return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems)
+    scope = None if matches else out_of_scope(incident)
+    return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope)
 
 
 def explain(
@@ -106,4 +108,7 @@ def check(
         flags = "python train.py " + flags  # flags are read from launch lines: give bare flags one
     incident = incident_from(flags, freeze=freeze, configs=configs)
     loaded = _catalog(catalog, kb_dirs)
-    return Report(incident, tuple(check_entries(loaded.checkable(), incident)), (), loaded.problems)
+    findings, conditional = check_entries(loaded.checkable(), incident)
+    return Report(
+        incident, tuple(findings), tuple(unknown_inputs(conditional)), loaded.problems, conditional=tuple(conditional)
+    )

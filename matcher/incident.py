@@ -6,6 +6,7 @@ is answered by :mod:`.facts`; each answer says whether the input *knows*.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -41,9 +42,19 @@ class Incident:
     notes: tuple[str, ...] = ()
     """Problems met while reading the input (an unreadable config), shown to the user."""
 
+    root_rank: str = ""
+    """The global rank torchrun names as the first observed failure (``"3"``), when it printed one."""
+
     @property
     def primary(self) -> Stack | ErrorLine | None:
-        """The error that matters: the last exception that is not a launcher's wrapper around another one."""
+        """The error that matters: the first failure's own exception, not a launcher's wrapper around it.
+
+        In a multi-rank log that is the rank torchrun reports as the root cause; otherwise the last exception.
+        """
+        if self.root_rank:
+            for stack in reversed(self.stacks):
+                if _rank_of(stack.stream) == self.root_rank and stack.short_type not in _WRAPPERS:
+                    return stack
         for stack in reversed(self.stacks):
             if stack.short_type not in _WRAPPERS:
                 return stack
@@ -63,8 +74,16 @@ class Incident:
 
     @property
     def exceptions(self) -> list[tuple[str, str]]:
-        """``(type, message)`` of every exception and error line, in the order error patterns are tried."""
-        return [(s.exc_type, s.message) for s in self.stacks] + [(e.exc_type, e.message) for e in self.error_lines]
+        """``(type, message)`` of every exception and error line, headline first, in the order patterns try them.
+
+        The headline first, so that the evidence quotes the same rank and error the answer is about.
+        """
+        found = [(s.exc_type, s.message) for s in self.stacks] + [(e.exc_type, e.message) for e in self.error_lines]
+        primary = self.primary
+        if primary is not None and (primary.exc_type, primary.message) in found:
+            found.remove((primary.exc_type, primary.message))
+            found.insert(0, (primary.exc_type, primary.message))
+        return found
 
     def package(self, name: str) -> PackageVersion | None:
         return self.packages.get(name)
@@ -137,4 +156,19 @@ def build_incident(
         launch=parse_flags(scan),
         hardware=parse_hardware(scan),
         notes=tuple(notes),
+        root_rank=_root_rank(source.text),
     )
+
+
+_ROOT_CAUSE = re.compile(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,6}?\s*rank\s*:\s*(?P<rank>\d+)")
+
+
+def _root_rank(text: str) -> str:
+    """The rank torchrun's error summary names as the first observed failure."""
+    found = _ROOT_CAUSE.search(text[-(1 << 20) :])
+    return found["rank"] if found else ""
+
+
+def _rank_of(stream: str) -> str:
+    """``rank3``, ``default3`` and srun's ``3`` are all rank 3."""
+    return stream.removeprefix("rank").removeprefix("default") if stream != "main" else ""

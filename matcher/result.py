@@ -12,6 +12,7 @@ from .entry import KBEntry
 from .evidence import Evidence, Reason
 from .facts import Input
 from .incident import Incident
+from .scope import OutOfScope
 
 __all__ = ["Decider", "Match", "Report"]
 
@@ -52,6 +53,10 @@ class Report:
     matches: tuple[Match, ...]
     deciders: tuple[Decider, ...] = ()
     kb_problems: tuple[str, ...] = ()
+    out_of_scope: OutOfScope | None = None
+    """When nothing matched: the kind of non-dtype failure the error is (out of memory, NCCL...), if known."""
+    conditional: tuple[Match, ...] = ()
+    """``check`` only: entries that would apply if an input not given (a version, the GPU) said so."""
 
     @property
     def found(self) -> bool:

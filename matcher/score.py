@@ -45,6 +45,7 @@ __all__ = [
     "required_failed",
     "score_entries",
     "support",
+    "unknown_inputs",
 ]
 
 FAMILY_MARGIN = 1.5
@@ -132,13 +133,16 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
     return matches
 
 
-def check_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]:
+def check_entries(entries: Iterable[KBEntry], incident: Incident) -> tuple[list[Match], list[Match]]:
     """Pre-flight: entries whose config / package / env conditions hold with no traceback at all.
 
-    An entry is reported when at least one of its config or env conditions holds, none of its config, package
-    or env conditions fails, and the held weight reaches :data:`MEDIUM`.
+    An entry applies when at least one of its config or env conditions holds, none of its config, package or env
+    conditions fails, and the held weight reaches :data:`MEDIUM`. It is a *finding* when no version or environment
+    condition that matters (weight :data:`DECIDER_MIN_WEIGHT` or more) is unknown; otherwise it is *conditional* — "would apply if
+    transformers < 4.27" — and the deciders say which input settles it. Returns ``(findings, conditional)``.
     """
-    found: list[Match] = []
+    findings: list[Match] = []
+    conditional: list[Match] = []
     for entry in entries:
         if not entry.is_active or entry.is_family or not (entry.configs or entry.env):
             continue
@@ -153,9 +157,14 @@ def check_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         held = sum(e.weight for e in evidence if e.outcome is Outcome.HELD)
         if held < MEDIUM:
             continue
-        found.append(Match(entry, round(held, 2), confidence(held), tuple(evidence)))
-    found.sort(key=lambda m: (-m.score, m.entry.id))
-    return found
+        match = Match(entry, round(held, 2), confidence(held), tuple(evidence))
+        open_question = any(
+            e.decider is not None and e.kind in ("package", "env") and e.weight >= DECIDER_MIN_WEIGHT for e in evidence
+        )
+        (conditional if open_question else findings).append(match)
+    findings.sort(key=lambda m: (-m.score, m.entry.id))
+    conditional.sort(key=lambda m: (-m.score, m.entry.id))
+    return findings, conditional
 
 
 def deciders(matches: Sequence[Match]) -> list[Decider]:
@@ -170,8 +179,13 @@ def deciders(matches: Sequence[Match]) -> list[Decider]:
     ]
     if best.confidence == "high" and len(close) == 1:
         return []
+    return unknown_inputs(close)
+
+
+def unknown_inputs(matches: Iterable[Match]) -> list[Decider]:
+    """For the cause entries among ``matches``: each input that would settle an unknown that matters."""
     by_input: dict[Input, list[str]] = {}
-    for match in close:
+    for match in matches:
         if match.entry.is_family:
             continue
         for item in match.evidence:

@@ -26,9 +26,23 @@ def test_zeropp_quantized_weights_under_bf16(cli) -> None:
     assert code == 1 and ids[0] == "DTF200"
 
 
-def test_accelerate_fp8_with_deepspeed(cli) -> None:
-    code, ids = _ids(cli, "--config", str(KB / "accelerate/deepspeed-fp8-not-applied/34027-acc_cfg.yaml"))
+def test_accelerate_fp8_with_deepspeed(cli, tmp_path) -> None:
+    config = str(KB / "accelerate/deepspeed-fp8-not-applied/34027-acc_cfg.yaml")
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("accelerate==1.0.1\n", encoding="utf-8")
+    code, ids = _ids(cli, "--config", config, "--freeze", str(freeze))
     assert code == 1 and "DTF250" in ids
+
+
+def test_a_version_not_given_is_not_a_finding(cli) -> None:
+    """The bug lives in some accelerate releases: without the version, check says it would apply, and exits 0."""
+    result = cli(
+        "check", "--config", str(KB / "accelerate/deepspeed-fp8-not-applied/34027-acc_cfg.yaml"), "--format", "json"
+    )
+    data = json.loads(result.out)
+    assert result.code == 0 and data["matches"] == []
+    assert "DTF250" in [m["id"] for m in data["conditional"]]
+    assert any(d["key"] == "freeze" for d in data["deciders"])
 
 
 def test_zero3_cpu_offload_with_paged_8bit_optimizer_on_affected_versions(cli) -> None:

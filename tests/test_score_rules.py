@@ -240,4 +240,22 @@ def test_auto_is_resolved_from_the_launch_flags_and_says_so() -> None:
 )
 def test_check_reports_configs_that_hold(configs, reported) -> None:
     entry = make(match={"configs": configs})
-    assert bool(check_entries([entry], incident("", config=DS_BF16))) is reported
+    findings, conditional = check_entries([entry], incident("", config=DS_BF16))
+    assert (bool(findings), conditional) == (reported, [])
+
+
+@pytest.mark.parametrize(
+    ("freeze", "kind"), [("", "conditional"), ("transformers==4.26.0", "finding"), ("transformers==4.40.0", "none")]
+)
+def test_check_a_version_not_given_is_not_a_finding(freeze, kind) -> None:
+    entry = make(
+        match={
+            "configs": [{"path": "deepspeed.bf16.enabled", "value": True, "weight": 3}],
+            "packages": [{"name": "transformers", "spec": "<4.27", "weight": 2}],
+        }
+    )
+    findings, conditional = check_entries([entry], incident("", config=DS_BF16, freeze=freeze))
+    assert {"conditional": ([], [entry.id]), "finding": ([entry.id], []), "none": ([], [])}[kind] == (
+        [m.entry.id for m in findings],
+        [m.entry.id for m in conditional],
+    )

@@ -1,0 +1,60 @@
+"""Failures that are not ours: an out-of-memory error is not a dtype problem, and saying so plainly helps more
+than "no known cause".
+
+Only consulted when no entry matched. Each kind is recognised from the headline error's type and message; the
+renderers say what it is in words.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from .incident import Incident
+
+__all__ = ["OutOfScope", "out_of_scope"]
+
+
+class OutOfScope(str, Enum):
+    """Kinds of failure that look like ours (a crash in a training run) but are not dtype or device placement."""
+
+    OUT_OF_MEMORY = "out-of-memory"
+    COLLECTIVE = "collective"
+    SHAPE = "shape"
+    MISSING_MODULE = "missing-module"
+    DEVICE_ASSERT = "device-assert"
+    BINARY = "binary-incompatible"
+
+
+_RULES: tuple[tuple[OutOfScope, re.Pattern[str]], ...] = (
+    (
+        OutOfScope.OUT_OF_MEMORY,
+        re.compile(r"OutOfMemoryError|out of memory|CUBLAS_STATUS_ALLOC_FAILED|MemoryError", re.I),
+    ),
+    (
+        OutOfScope.COLLECTIVE,
+        re.compile(r"\bNCCL\b|ProcessGroupNCCL|DistBackendError|collective operation timeout|Watchdog caught", re.I),
+    ),
+    (OutOfScope.DEVICE_ASSERT, re.compile(r"device-side assert triggered|illegal memory access", re.I)),
+    (
+        OutOfScope.SHAPE,
+        re.compile(
+            r"shapes cannot be multiplied|size mismatch|The size of tensor a|is invalid for input of size|"
+            r"must match the size|Expected input batch_size|expected shape|shape mismatch|mismatched shapes",
+            re.I,
+        ),
+    ),
+    (OutOfScope.MISSING_MODULE, re.compile(r"^(?:ModuleNotFoundError|ImportError)$|No module named", re.I)),
+    (OutOfScope.BINARY, re.compile(r"undefined symbol|GLIBC\w*_[\d.]+' not found|ABI", re.I)),
+)
+
+
+def out_of_scope(incident: Incident) -> OutOfScope | None:
+    """What kind of non-dtype failure the headline error is, if it is one we can name."""
+    primary = incident.primary
+    if primary is None:
+        return None
+    for kind, pattern in _RULES:
+        if pattern.search(primary.exc_type.rsplit(".", 1)[-1]) or pattern.search(primary.message):
+            return kind
+    return None
