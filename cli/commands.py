@@ -31,6 +31,10 @@ from .markdown import format_check, format_entry, format_report, format_search
 from .render import OutputFormat, emit
 
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
+DetailsOption = Annotated[
+    bool,
+    typer.Option("--details", help="Add every piece of evidence, the cause, every fix step and the references."),
+]
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,13 @@ def _explain_input(
     return explain_incident(incident, catalog_for(kb)), attached
 
 
-def _emit_report(report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str) -> None:
+def _emit_report(
+    report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str, details: bool = False
+) -> None:
     def markdown() -> str:
-        return format_check(report, lang) if command == "check" else format_report(report, lang, top)
+        if command == "check":
+            return format_check(report, lang, details)
+        return format_report(report, lang, top, details)
 
     emit(fmt, sys.stdout, markdown=markdown, data=lambda: report_json(report, command))
 
@@ -77,6 +85,7 @@ def explain(
     lang: LangOption = None,
     fmt: FormatOption = None,
     top: TopOption = 3,
+    details: DetailsOption = False,
     kb: KbOption = None,
 ) -> int:
     """Explain a failure: the likely cause, the fix, and why dtypefix believes it.
@@ -87,7 +96,7 @@ def explain(
     Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
     """
     report, _ = _explain_input(file, freeze, config, this_env, kb)
-    _emit_report(report, fmt, _lang(lang), top, "explain")
+    _emit_report(report, fmt, _lang(lang), top, "explain", details)
     return 0 if report.found else 1
 
 
@@ -120,6 +129,7 @@ def check(
     ] = "",
     lang: LangOption = None,
     fmt: FormatOption = None,
+    details: DetailsOption = False,
     kb: KbOption = None,
 ) -> int:
     """Pre-flight: warn about known-bad settings before anything crashes.
@@ -132,7 +142,7 @@ def check(
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
     attached = _attachments(freeze, config, this_env)
     report = check_settings(freeze=attached.freeze, configs=attached.configs, flags=flags, catalog=catalog_for(kb))
-    _emit_report(report, fmt, _lang(lang), 0, "check")
+    _emit_report(report, fmt, _lang(lang), 0, "check", details)
     return 1 if report.found else 0
 
 
@@ -343,6 +353,7 @@ def run(
     lang: LangOption = None,
     fmt: FormatOption = None,
     top: TopOption = 1,
+    details: DetailsOption = False,
     kb: KbOption = None,
 ) -> int:
     """Run a command, pass its output through unchanged, and explain the failure if it fails.
@@ -371,7 +382,7 @@ def run(
         emit(
             fmt,
             sys.stderr,
-            markdown=lambda: format_report(report, _lang(lang), top),
+            markdown=lambda: format_report(report, _lang(lang), top, details),
             data=lambda: report_json(report, "run"),
         )
     return result.returncode

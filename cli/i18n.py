@@ -24,13 +24,68 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "flags": ("launch flags", "启动参数"),
     "gpus": ("GPUs", "GPU"),
     "ranks": ("processes", "进程"),
-    "nothing.read": ("only the error itself", "只有报错本身"),
+    "read.error_only": ("the error line only (no traceback frames)", "只有报错行（没有 traceback 帧）"),
+    "read.traceback": ("{n} traceback(s), {frames} frame(s)", "{n} 段 traceback，共 {frames} 帧"),
+    "read.lines": ("{lines} line(s), no error found", "{lines} 行，没有找到报错"),
     "confidence": ("confidence", "置信度"),
     "high": ("high", "高"),
     "medium": ("medium", "中"),
     "low": ("low", "低"),
     "score": ("score", "得分"),
     "why": ("Why dtypefix thinks so", "判断依据"),
+    "because": ("Because", "依据"),
+    "colon": (":", "："),
+    "semicolon": ("; ", "；"),
+    "high.confidence": ("High confidence", "高置信度"),
+    "medium.confidence": ("Medium confidence", "中等置信度"),
+    "low.confidence": ("Low confidence", "低置信度"),
+    "conf.high": (
+        "this cause's own evidence holds, not only the message.",
+        "这个原因自身的证据成立，不只是报错信息吻合。",
+    ),
+    "conf.medium": (
+        "some of this cause's own evidence holds; the inputs below would make it certain.",
+        "这个原因的部分证据成立；补充下面提到的输入可以确认。",
+    ),
+    "conf.low": (
+        "only the message matches; the inputs below would decide.",
+        "只有报错信息吻合；需要下面提到的输入才能判断。",
+    ),
+    "conf.family": (
+        "what this message means; no specific cause has evidence of its own in the input.",
+        "这是这条报错本身的含义；输入里还没有指向某个具体原因的证据。",
+    ),
+    "more": (
+        "Cause, every fix step, what does not help and references: `--details`, or `dtypefix show {id}`.",
+        "原因、全部修复步骤、无效做法和参考资料：加 `--details`，或运行 `dtypefix show {id}`。",
+    ),
+    "check.conditional": ("Would apply, depending on inputs not given", "可能适用，取决于未提供的输入"),
+    "scope.out-of-memory": (
+        "This is an out-of-memory error, not a dtype or device-placement problem: dtypefix has nothing to add.",
+        "这是显存/内存不足（OOM），不是 dtype 或设备放置问题，dtypefix 帮不上忙。",
+    ),
+    "scope.collective": (
+        "This is a distributed communication (NCCL / collective) failure, not a dtype or device-placement problem.",
+        "这是分布式通信（NCCL / collective）故障，不是 dtype 或设备放置问题。",
+    ),
+    "scope.shape": (
+        "This is a tensor shape mismatch, not a dtype or device-placement problem.",
+        "这是张量形状不匹配，不是 dtype 或设备放置问题。",
+    ),
+    "scope.missing-module": (
+        "This is a missing or broken Python package (an import error), not a dtype or device-placement problem.",
+        "这是缺少或损坏的 Python 包（导入错误），不是 dtype 或设备放置问题。",
+    ),
+    "scope.device-assert": (
+        "This is a CUDA device-side assert or illegal memory access (usually an index out of range), not a dtype "
+        "problem; rerun with `CUDA_LAUNCH_BLOCKING=1` to see where it happens.",
+        "这是 CUDA device-side assert 或非法内存访问（通常是索引越界），不是 dtype 问题；"
+        "用 `CUDA_LAUNCH_BLOCKING=1` 重跑可以定位出错位置。",
+    ),
+    "scope.binary-incompatible": (
+        "This is a binary incompatibility between compiled packages (undefined symbol, ABI), not a dtype problem.",
+        "这是编译好的包之间二进制不兼容（undefined symbol、ABI），不是 dtype 问题。",
+    ),
     "held": ("held", "成立"),
     "failed": ("did not hold", "不成立"),
     "unknown": ("unknown", "未知"),
@@ -45,7 +100,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "Note: {detail}; this cause is unlikely unless the fix was reverted.",
         "注意：{detail}，已经包含修复，除非修复被回退，否则不太可能是这个原因。",
     ),
-    "others": ("Other candidates", "其他候选"),
+    "others": ("Also possible", "其他可能"),
     "decide": ("To decide between the candidates, add", "要在候选原因之间做出判断，请补充"),
     "none.body": (
         "dtypefix found {what} but no entry of its knowledge base matches it.",
@@ -53,8 +108,8 @@ _STRINGS: dict[str, tuple[str, str]] = {
     ),
     "none.error": ("the error `{error}`", "报错 `{error}`"),
     "none.noerror": (
-        "dtypefix found no Python exception or error line in the input.",
-        "dtypefix 在输入里没有找到任何 Python 异常或报错行。",
+        "dtypefix found no Python exception or error line in the {lines} line(s) of the input.",
+        "dtypefix 在输入的 {lines} 行里没有找到任何 Python 异常或报错行。",
     ),
     "none.next": (
         'Try `dtypefix search "<words from the message>"`, pass the whole log rather than the last line, '

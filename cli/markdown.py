@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from dtypefix.matcher import Evidence, KBEntry, Match, Report
+from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.traceback import Stack
 
@@ -53,24 +53,65 @@ def _error_line(incident: Incident) -> str:
     return f"`{primary.exc_type}: {first[:300]}`{where}"
 
 
+# The packages a dtype / device failure depends on, listed before the rest of an environment.
+_KEY_PACKAGES = (
+    "torch",
+    "transformers",
+    "accelerate",
+    "deepspeed",
+    "peft",
+    "bitsandbytes",
+    "flash-attn",
+    "trl",
+    "liger-kernel",
+    "transformer-engine",
+    "xformers",
+    "torchao",
+    "triton",
+    "vllm",
+    "unsloth",
+    "axolotl",
+    "llamafactory",
+)
+
+
+def _packages_shown(incident: Incident, limit: int = 12) -> list[str]:
+    rank = {name: i for i, name in enumerate(_KEY_PACKAGES)}
+    ordered = sorted(incident.packages.values(), key=lambda p: rank.get(p.name, len(rank)))
+    return [f"{p.name} {p.version}" for p in ordered[:limit]]
+
+
+def _what_was_read(incident: Incident, lang: str) -> str:
+    frames = sum(len(s.frames) for s in incident.stacks)
+    if frames:
+        return t("read.traceback", lang, frames=frames, n=len(incident.stacks))
+    if incident.stacks or incident.error_lines:
+        return t("read.error_only", lang)
+    return t("read.lines", lang, lines=incident.text.count("\n") + 1)
+
+
 def summary_lines(incident: Incident, lang: str) -> list[str]:
-    """What dtypefix read from the input, as bullet lines."""
-    parts: list[str] = []
+    """What dtypefix read from the input, as bullet lines: the error's shape first, then everything attached."""
+    parts: list[str] = [_what_was_read(incident, lang)]
     if incident.packages:
-        shown = ", ".join(f"{p.name} {p.version}" for p in list(incident.packages.values())[:12])
         more = len(incident.packages) - 12
-        parts.append(f"{t('packages', lang)}: {shown}" + (f" (+{more})" if more > 0 else ""))
+        parts.append(
+            f"{t('packages', lang)}{t('colon', lang)}{', '.join(_packages_shown(incident))}"
+            + (f" (+{more})" if more > 0 else "")
+        )
     if incident.configs:
-        parts.append(f"{t('configs', lang)}: " + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs))
+        parts.append(
+            f"{t('configs', lang)}{t('colon', lang)}" + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
+        )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
-        parts.append(f"{t('flags', lang)}: `{shown}`")
+        parts.append(f"{t('flags', lang)}{t('colon', lang)}`{shown}`")
     if incident.hardware.gpu_names:
-        parts.append(f"{t('gpus', lang)}: " + ", ".join(dict.fromkeys(incident.hardware.gpu_names)))
+        parts.append(f"{t('gpus', lang)}{t('colon', lang)}" + ", ".join(dict.fromkeys(incident.hardware.gpu_names)))
     ranks = [s for s in incident.streams if s != "main"]
     if len(ranks) > 1:
-        parts.append(f"{t('ranks', lang)}: {len(ranks)}")
-    return [f"- {p}" for p in parts] or [f"- {t('nothing.read', lang)}"]
+        parts.append(f"{t('ranks', lang)}{t('colon', lang)}{len(ranks)}")
+    return [f"- {p}" for p in parts]
 
 
 def _evidence_line(item: Evidence, lang: str) -> str:
@@ -100,62 +141,116 @@ def entry_sections(entry: KBEntry, lang: str, groups: dict[str, str] | None = No
     return lines
 
 
-def _match_block(number: int, match: Match, lang: str) -> list[str]:
+def _label(key: str, lang: str) -> str:
+    """A bold label followed by the language's colon (full-width in Chinese)."""
+    return f"**{t(key, lang)}{t('colon', lang)}**"
+
+
+def _paren(text: str, lang: str) -> str:
+    """A parenthetical after a word: full-width and unspaced in Chinese."""
+    return f"（{text}）" if lang == "zh" else f" ({text})"
+
+
+def _confidence_line(match: Match, lang: str) -> str:
+    """Confidence in words, with what it means; the raw score is for JSON only."""
+    key = "conf.family" if match.entry.is_family else f"conf.{match.confidence}"
+    return f"**{t(match.confidence + '.confidence', lang)}** — {t(key, lang)}"
+
+
+def _deciding(match: Match, limit: int = 3) -> list[Evidence]:
+    """The few pieces of evidence that decided the answer: what held, heaviest first, then what counts against
+    it, then the unknowns worth settling. The error itself is shown apart."""
+
+    def rank(item: Evidence) -> tuple[int, float]:
+        order = {Outcome.HELD: 0, Outcome.FAILED: 1, Outcome.UNKNOWN: 2}[item.outcome]
+        return order, -item.weight
+
+    others = [e for e in match.evidence if e.kind != "error" and (e.outcome is not Outcome.UNKNOWN or e.weight >= 1.5)]
+    return sorted(others, key=rank)[:limit]
+
+
+def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> list[str]:
+    """The answer on one screen: cause and id, confidence, the error, the deciding evidence, the first fix."""
     entry = match.entry
-    conf = t(match.confidence, lang)
-    lines = [
-        f"## {number}. {entry.title.get(lang)}",
-        "",
-        f"`{entry.id}` · {t('confidence', lang)}: **{conf}** · {t('score', lang)} {match.score:g}",
-        "",
-    ]
+    h = "#" * level
+    lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang), ""]
+    error = _error_line(incident)
+    if error:
+        lines += [f"{_label('error', lang)} {error}", ""]
     if match.fixed is not None:
         lines += [f"> {t('fixed.note', lang, detail=describe(match.fixed, lang))}", ""]
-    lines += [f"### {t('why', lang)}", ""]
-    lines += [_evidence_line(item, lang) for item in match.evidence]
-    lines.append("")
-    lines += entry_sections(entry, lang, match.groups)
+    deciding = _deciding(match)
+    if deciding:
+        lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in deciding), ""]
+    if entry.fix:
+        first = fill(entry.fix[0].get(lang), match.groups)
+        lines += [f"{_label('fix', lang)} {first}", ""]
     return lines
 
 
-def _format_one(report: Report, lang: str, top: int) -> str:
+def _match_details(match: Match, lang: str) -> list[str]:
+    """Everything behind ``--details``: every piece of evidence, then the entry's cause, steps and references."""
+    lines = [f"## {t('why', lang)}", "", *(_evidence_line(item, lang) for item in match.evidence), ""]
+    return lines + entry_sections(match.entry, lang, match.groups, level=2)
+
+
+def _read_line(incident: Incident, lang: str) -> str:
+    return f"{_label('read', lang)} " + t("semicolon", lang).join(
+        p.removeprefix("- ") for p in summary_lines(incident, lang)
+    )
+
+
+def _candidates(matches: tuple[Match, ...], lang: str) -> list[str]:
+    if not matches:
+        return []
+    lines = [_label("others", lang), ""]
+    for m in matches:
+        lines.append(f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence + '.confidence', lang), lang)}")
+    return [*lines, ""]
+
+
+def _deciders(report: Report, lang: str) -> list[str]:
+    if not report.deciders:
+        return []
+    lines = [_label("decide", lang), ""]
+    lines += [f"- {t('decider.' + d.key.value, lang)}{_paren(', '.join(d.entries), lang)}" for d in report.deciders]
+    return [*lines, ""]
+
+
+def _none(report: Report, lang: str) -> list[str]:
     incident = report.incident
-    lines: list[str] = []
-    if report.matches:
-        lines += [f"# {t('heading.found', lang, n=len(report.matches))}", ""]
-    else:
-        lines += [f"# {t('heading.none', lang)}", ""]
+    lines = [f"# {t('heading.none', lang)}", ""]
     error = _error_line(incident)
+    if report.out_of_scope is not None:
+        lines += [f"{_label('error', lang)} {error}", "", t("scope." + report.out_of_scope.value, lang), ""]
+        return lines
     if error:
-        lines += [f"**{t('error', lang)}:** {error}", ""]
-    lines += [f"**{t('read', lang)}:**", "", *summary_lines(incident, lang), ""]
-    if incident.notes:
-        lines += [f"**{t('input.notes', lang)}:**", "", *(f"- {n}" for n in incident.notes), ""]
+        lines += [f"{_label('error', lang)} {error}", ""]
+        lines += [t("none.body", lang, what=t("none.error", lang, error=error.strip("`"))), ""]
+    else:
+        lines += [t("none.noerror", lang, lines=incident.text.count("\n") + 1), ""]
+    lines += [_read_line(incident, lang), "", t("none.next", lang), ""]
+    return lines
+
+
+def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
+    incident = report.incident
     if not report.matches:
-        body = (
-            t("none.body", lang, what=t("none.error", lang, error=error.strip("`")))
-            if error
-            else t("none.noerror", lang)
-        )
-        lines += [body, "", t("none.next", lang), ""]
-    shown = report.matches[:top]
-    for number, match in enumerate(shown, 1):
-        lines += _match_block(number, match, lang)
-    rest = report.matches[top:]
-    if rest:
-        lines += [f"## {t('others', lang)}", ""]
-        lines += [
-            f"| {t('column.id', lang)} | {t('column.title', lang)} | {t('confidence', lang)} | {t('score', lang)} |",
-            "| --- | --- | --- | --- |",
-        ]
-        lines += [
-            f"| `{m.entry.id}` | {m.entry.title.get(lang)} | {t(m.confidence, lang)} | {m.score:g} |" for m in rest
-        ]
-        lines.append("")
-    if report.deciders:
-        lines += [f"## {t('decide', lang)}", ""]
-        lines += [f"- {t('decider.' + d.key.value, lang)} — {', '.join(d.entries)}" for d in report.deciders]
-        lines.append("")
+        lines = _none(report, lang)
+    else:
+        best = report.matches[0]
+        lines = _verdict(best, incident, lang)
+        lines += _candidates(report.matches[1:], lang)
+        lines += _deciders(report, lang)
+        lines += [_read_line(incident, lang), ""]
+        if incident.notes:
+            lines += [_label("input.notes", lang), "", *(f"- {n}" for n in incident.notes), ""]
+        if details:
+            lines += _match_details(best, lang)
+            for match in report.matches[1:top]:
+                lines += ["---", "", *_verdict(match, incident, lang, level=2), *_match_details(match, lang)]
+        else:
+            lines += [t("more", lang, id=best.entry.id), ""]
     if report.kb_problems:
         lines += [f"<!-- {t('kb.problems', lang)}: {len(report.kb_problems)} -->", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -165,9 +260,10 @@ def _langs(lang: str) -> list[str]:
     return ["en", "zh"] if lang == "both" else [lang]
 
 
-def format_report(report: Report, lang: str = "en", top: int = 3) -> str:
-    """The whole explanation; ``lang`` is ``en``, ``zh`` or ``both`` (English, then Chinese)."""
-    return "\n---\n\n".join(_format_one(report, one, top) for one in _langs(lang))
+def format_report(report: Report, lang: str = "en", top: int = 3, details: bool = False) -> str:
+    """The explanation, verdict first; ``details`` adds every piece of evidence, the cause, every fix step,
+    what does not help and the references. ``lang`` is ``en``, ``zh`` or ``both`` (English, then Chinese)."""
+    return "\n---\n\n".join(_format_one(report, one, top, details) for one in _langs(lang))
 
 
 def format_entry(entry: KBEntry, lang: str = "en") -> str:
@@ -191,8 +287,8 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
     return "\n---\n\n".join(blocks)
 
 
-def format_check(report: Report, lang: str = "en") -> str:
-    """Pre-flight warnings from ``dtypefix check``."""
+def format_check(report: Report, lang: str = "en", details: bool = False) -> str:
+    """Pre-flight findings from ``dtypefix check``, each as a verdict; then what would apply with more input."""
     blocks = []
     for one in _langs(lang):
         lines: list[str] = []
@@ -200,11 +296,22 @@ def format_check(report: Report, lang: str = "en") -> str:
             lines += [f"# {t('heading.check', one, n=len(report.matches))}", "", t("check.intro", one), ""]
         else:
             lines += [f"# {t('heading.check.clean', one)}", ""]
-        lines += [f"**{t('read', one)}:**", "", *summary_lines(report.incident, one), ""]
         if report.incident.notes:
-            lines += [f"**{t('input.notes', one)}:**", "", *(f"- {n}" for n in report.incident.notes), ""]
-        for number, match in enumerate(report.matches, 1):
-            lines += _match_block(number, match, one)
+            lines += [_label("input.notes", one), "", *(f"- {n}" for n in report.incident.notes), ""]
+        for match in report.matches:
+            lines += _verdict(match, report.incident, one, level=2)
+            if details:
+                lines += _match_details(match, one)
+        if report.conditional:
+            lines += [f"## {t('check.conditional', one)}", ""]
+            for match in report.conditional:
+                unknown = [
+                    describe(e, one) for e in match.evidence if e.decider is not None and e.kind in ("package", "env")
+                ]
+                lines.append(f"- `{match.entry.id}` {match.entry.title.get(one)}: {'; '.join(unknown)}")
+            lines.append("")
+            lines += _deciders(report, one)
+        lines += [_read_line(report.incident, one), ""]
         blocks.append("\n".join(lines).rstrip() + "\n")
     return "\n---\n\n".join(blocks)
 

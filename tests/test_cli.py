@@ -20,15 +20,15 @@ MAT1 = b"RuntimeError: expected mat1 and mat2 to have the same dtype, but got: c
 def test_explain_sample_with_config_finds_the_seed_cause(cli) -> None:
     result = cli("explain", str(SAMPLE), "--config", str(SAMPLE_CONFIG), "--format", "md")
     assert result.code == 0
-    assert "## 1. ZeRO++" in result.out
-    assert "confidence: **high**" in result.out
+    assert result.out.startswith("# DTF200: ZeRO++")
+    assert "**High confidence**" in result.out
 
 
 def test_explain_reads_stdin_and_asks_for_the_deciding_input(cli) -> None:
     result = cli("explain", "--format", "md", stdin=MAT1)
     assert result.code == 0
-    first = result.out.split("## 1. ", 1)[1].splitlines()[0]
-    assert "mat1 and mat2" in first  # the message-family explanation comes first
+    first = result.out.splitlines()[0]
+    assert first.startswith("# DTF001") and "mat1 and mat2" in first  # the message-family explanation comes first
     assert "To decide between the candidates, add" in result.out
     assert "--config ds_config.json" in result.out
 
@@ -63,8 +63,8 @@ def test_no_known_cause_in_markdown(cli) -> None:
 @pytest.mark.parametrize("lang", ["zh", "both"])
 def test_chinese_output(cli, lang: str) -> None:
     result = cli("explain", str(SAMPLE), "--config", str(SAMPLE_CONFIG), "--format", "md", "--lang", lang)
-    assert "找到" in result.out and "解决方法" in result.out
-    assert ("Why dtypefix thinks so" in result.out) is (lang == "both")
+    assert "高置信度" in result.out and "解决方法" in result.out and "你的 DeepSpeed 配置设置了" in result.out
+    assert ("High confidence" in result.out) is (lang == "both")
 
 
 def test_language_defaults_to_the_locale(cli, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,8 +106,17 @@ def test_show_renders_an_entry(cli) -> None:
 
 
 def test_top_limits_full_explanations(cli) -> None:
-    result = cli("explain", "--format", "md", "--top", "1", stdin=MAT1)
-    assert "## 2. " not in result.out and "## Other candidates" in result.out
+    result = cli("explain", "--format", "md", "--top", "1", "--details", stdin=MAT1)
+    assert "\n## Cause" in result.out and result.out.count("\n## Cause") == 1 and "**Also possible:**" in result.out
+    two = cli("explain", "--format", "md", "--top", "2", "--details", stdin=MAT1)
+    assert two.out.count("\n## Cause") == 2
+
+
+def test_default_view_is_the_verdict_and_details_add_the_rest(cli) -> None:
+    short = cli("explain", str(SAMPLE), "--config", str(SAMPLE_CONFIG), "--format", "md").out
+    full = cli("explain", str(SAMPLE), "--config", str(SAMPLE_CONFIG), "--format", "md", "--details").out
+    assert "**Because:**" in short and "**Fix:**" in short and "## References" not in short
+    assert "## References" in full and "## Does not help" in full and "## Why dtypefix thinks so" in full
 
 
 def test_this_env_reads_installed_packages(cli) -> None:

@@ -25,7 +25,7 @@ def test_failure_is_streamed_then_explained_with_the_childs_exit_code() -> None:
     assert proc.returncode == 1
     assert proc.stdout == b"hello\n"  # stdout untouched: the explanation goes to stderr
     err = proc.stderr.decode()
-    assert err.index("RuntimeError: expected mat1") < err.index("# dtypefix:")
+    assert err.index("RuntimeError: expected mat1") < err.index("# DTF001:")
     assert "DTF001" in err
 
 
