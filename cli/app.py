@@ -99,8 +99,23 @@ def _register() -> None:
     from . import commands  # noqa: F401
 
 
-def _root() -> None:
-    """Keeps a one-command app in group mode, so the command is still named on the command line."""
+def _show_version(value: bool) -> None:
+    if value:
+        import platform
+
+        from . import __version__
+
+        typer.echo(f"dtypefix {__version__} (Python {platform.python_version()}, {platform.system()} {platform.machine()})")
+        raise typer.Exit(0)
+
+
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", is_eager=True, callback=_show_version, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Explain dtype, mixed-precision and device-placement failures in PyTorch training runs, offline."""
 
 
 def _command_for(argv: list[str]) -> click.Command:
@@ -111,6 +126,8 @@ def _command_for(argv: list[str]) -> click.Command:
         info for info in app.registered_commands if (info.name or getattr(info.callback, "__name__", "")) == wanted
     ]
     if not chosen:
+        if not app.registered_callback:
+            app.callback()(_root)
         return typer.main.get_command(app)
     single = typer.Typer(**_SETTINGS)
     single.registered_commands = chosen
@@ -128,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         typer.echo(f"dtypefix: error: {exc}", err=True)
         return 2
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
     except click.ClickException as exc:  # usage errors (exit 2) and the like, shown as click shows them
         exc.show()
         return exc.exit_code

@@ -273,15 +273,30 @@ def new(
 
     Example: dtypefix new --area deepspeed --title "..." --message "RuntimeError: ..." --example my.log
     """
-    from dtypefix.matcher.catalog import builtin_kb_dir
-
     from .scaffold import scaffold_entry
 
-    root = kb_root or builtin_kb_dir()
+    root = kb_root or _local_kb()
     log_text = read_text_file(str(example), "example") if example else None
     path = scaffold_entry(root, area, title, message, log_text, slug)
     typer.echo(f"wrote {path} and {path.with_suffix('')}/; next: fill the TODOs, then `dtypefix lint {path}`")
     return 0
+
+
+def _local_kb() -> Path:
+    """Where ``new`` writes without ``--kb-root``: the current directory's KB (a checkout or a private KB), or the
+    first ``DTYPEFIX_KB`` folder; never the installed package."""
+    import os
+
+    for candidate in (Path("kb"), Path(".")):
+        if (candidate / "ids.txt").is_file():
+            return candidate
+    private = [p for p in os.environ.get("DTYPEFIX_KB", "").split(os.pathsep) if p]
+    if private:
+        return Path(private[0])
+    raise InputError(
+        "no KB here (no kb/ids.txt): run in a dtypefix checkout or a private KB folder, "
+        "or pass --kb-root DIR (a new folder starts a private KB)"
+    )
 
 
 @app.command()
@@ -311,8 +326,9 @@ def docs(
         for name in stale + extra:
             typer.echo(f"{out / name}: stale")
         if stale or extra:
-            typer.echo("dtypefix docs: docs/kb is stale; run `dtypefix docs` and commit the result", err=True)
+            typer.echo(f"dtypefix docs: {out} is stale; run `dtypefix docs` and commit the result", err=True)
             return 1
+        typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from the KB in use)", err=True)
         return 0
     for name in extra:
         (out / name).unlink()
@@ -368,7 +384,9 @@ def run(
     try:
         result = run_command(command)
     except (FileNotFoundError, PermissionError) as exc:
-        raise InputError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+        # As a shell does: 127 when the command is not found, 126 when it cannot be executed.
+        typer.echo(f"dtypefix: cannot run {command[0]!r}: {exc.strerror or exc}", err=True)
+        return 127 if isinstance(exc, FileNotFoundError) else 126
     if result.returncode == 0:
         return 0
     from dtypefix.matcher.source import decode

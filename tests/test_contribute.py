@@ -90,3 +90,18 @@ def test_search_examples_from_the_issue(cli) -> None:
     assert "DTF006" in cli("search", "unscale fp16", "--format", "md").out.splitlines()[2]
     zh = cli("search", "半精度", "--format", "json")
     assert zh.code == 0 and '"results"' in zh.out
+
+
+def test_new_without_kb_root_never_writes_into_the_installed_package(cli, tmp_path: Path, monkeypatch) -> None:
+    from dtypefix.matcher.catalog import builtin_kb_dir
+
+    before = sorted(p.name for p in builtin_kb_dir().rglob("*.yaml"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DTYPEFIX_KB", raising=False)
+    result = cli("new", "--area", "deepspeed", "--title", "Somewhere else", "--message", MESSAGE)
+    assert result.code == 2 and "--kb-root" in result.err
+    assert sorted(p.name for p in builtin_kb_dir().rglob("*.yaml")) == before
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "ids.txt").write_text("# ledger\n", encoding="utf-8")
+    made = cli("new", "--area", "deepspeed", "--title", "Somewhere else", "--message", MESSAGE)
+    assert made.code == 0 and list((tmp_path / "kb" / "deepspeed").glob("*.yaml"))

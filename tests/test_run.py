@@ -46,9 +46,17 @@ def test_large_output_passes_through_byte_for_byte() -> None:
     assert len(proc.stdout) == 20000 * 1024 + len("tail\r100%") and proc.stdout.endswith(b"tail\r100%")
 
 
-def test_missing_command_is_exit_2() -> None:
+def test_missing_command_exits_127_like_a_shell() -> None:
     proc = _run("definitely-not-a-command-dtypefix")
-    assert proc.returncode == 2 and b"cannot run" in proc.stderr and b"Traceback" not in proc.stderr
+    assert proc.returncode == 127 and b"cannot run" in proc.stderr and b"Traceback" not in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_non_executable_command_exits_126(tmp_path: Path) -> None:
+    script = tmp_path / "not-executable.sh"
+    script.write_text("echo hi\n", encoding="utf-8")
+    proc = _run(str(script))
+    assert proc.returncode == 126 and b"cannot run" in proc.stderr
 
 
 def test_config_named_on_the_command_line_is_used(tmp_path: Path) -> None:
