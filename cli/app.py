@@ -105,7 +105,9 @@ def _show_version(value: bool) -> None:
 
         from . import __version__
 
-        typer.echo(f"dtypefix {__version__} (Python {platform.python_version()}, {platform.system()} {platform.machine()})")
+        typer.echo(
+            f"dtypefix {__version__} (Python {platform.python_version()}, {platform.system()} {platform.machine()})"
+        )
         raise typer.Exit(0)
 
 

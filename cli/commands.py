@@ -287,7 +287,7 @@ def _local_kb() -> Path:
     first ``DTYPEFIX_KB`` folder; never the installed package."""
     import os
 
-    for candidate in (Path("kb"), Path(".")):
+    for candidate in (Path("kb"), Path()):
         if (candidate / "ids.txt").is_file():
             return candidate
     private = [p for p in os.environ.get("DTYPEFIX_KB", "").split(os.pathsep) if p]

@@ -26,7 +26,7 @@ from dtypefix.matcher.facts import NAMESPACES
 
 from .i18n import has, t
 
-__all__ = ["describe", "readable"]
+__all__ = ["code_span", "describe", "readable"]
 
 _CLASS_ESCAPES = set("dswDSWbB")
 _QUANTIFIERS = set("*+?")
@@ -161,8 +161,15 @@ def readable(pattern: str, lang: str = "en") -> str:
     return t("or.join", lang).join(dict.fromkeys(a for a in alternatives if a))
 
 
-def _code(text: str) -> str:
-    return f"`{text}`" if "`" not in text else f"``{text}``"
+def code_span(text: str) -> str:
+    """Inline code that survives backticks inside ``text`` (CommonMark: a longer fence, padded with spaces)."""
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
+
+
+_code = code_span
 
 
 def _frame_target(condition: FrameCondition, lang: str) -> str:
@@ -174,9 +181,11 @@ def _frame_target(condition: FrameCondition, lang: str) -> str:
     return " ".join(parts)
 
 
-def _expected(condition: ConfigCondition | EnvCondition, key: str) -> str:
+def _expected(condition: ConfigCondition | EnvCondition, key: str, lang: str) -> str:
     if condition.op == "exists":
         return _code(key)
+    if condition.op == "matches":
+        return t("op.matches", lang, name=_code(key), pattern=_code(readable(str(condition.value), lang)))
     return _code(f"{key} {condition.op} {show(condition.value)}")
 
 
@@ -189,7 +198,7 @@ def _config(evidence: Evidence, condition: ConfigCondition, lang: str) -> str:
         return t(verb, lang, precision=key, source=evidence.source)
     spec = NAMESPACES[namespace]
     where = t(f"ns.{namespace}", lang) if has(f"ns.{namespace}") else t("ns.config", lang, title=spec.title)
-    expected = _expected(condition, key)
+    expected = _expected(condition, key, lang)
     reason = evidence.reason
     if reason is Reason.FOUND:
         sets = t("config.sets", lang, where=where, setting=_code(f"{key}: {evidence.observed}"), source=evidence.source)
@@ -208,7 +217,7 @@ def _config(evidence: Evidence, condition: ConfigCondition, lang: str) -> str:
 
 def _env(evidence: Evidence, condition: EnvCondition, lang: str) -> str:
     what = t(f"env.{condition.key}", lang)
-    expected = _expected(condition, condition.key)
+    expected = _expected(condition, condition.key, lang)
     if evidence.reason is Reason.NOT_GIVEN:
         return t("env.absent", lang, what=what, expected=expected)
     line = t("env.is", lang, what=what, value=_code(evidence.observed))

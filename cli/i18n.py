@@ -26,6 +26,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "ranks": ("processes", "进程"),
     "read.error_only": ("the error line only (no traceback frames)", "只有报错行（没有 traceback 帧）"),
     "read.traceback": ("{n} traceback(s), {frames} frame(s)", "{n} 段 traceback，共 {frames} 帧"),
+    "read.nothing": ("nothing", "没有内容"),
     "read.lines": ("{lines} line(s), no error found", "{lines} 行，没有找到报错"),
     "confidence": ("confidence", "置信度"),
     "high": ("high", "高"),
@@ -35,6 +36,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "why": ("Why dtypefix thinks so", "判断依据"),
     "because": ("Because", "依据"),
     "colon": (":", "："),
+    "colon.inline": (": ", "："),
     "semicolon": ("; ", "；"),
     "high.confidence": ("High confidence", "高置信度"),
     "medium.confidence": ("Medium confidence", "中等置信度"),
@@ -126,6 +128,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "check.intro": ("Known failures these settings lead to:", "这些配置已知会导致以下失败："),
     # Evidence in words (cli/evidence.py). {source} is where a value was read; {expected} the condition.
     "or.join": (" or ", " 或 "),
+    "op.matches": ("{name} containing {pattern}", "{name} 包含 {pattern}"),
     "needs": ("; this cause needs {expected}", "；这个原因要求 {expected}"),
     "error.held": ("the error is {seen}", "报错是 {seen}"),
     "error.log": ("the log shows the message {seen}", "日志里出现了报错信息 {seen}"),

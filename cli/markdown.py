@@ -13,7 +13,7 @@ from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.traceback import Stack
 
-from .evidence import describe, readable
+from .evidence import code_span, describe, readable
 from .i18n import t
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def _error_line(incident: Incident) -> str:
         return ""
     first = primary.message.splitlines()[0] if primary.message else ""
     where = f" ({primary.stream})" if isinstance(primary, Stack) and primary.stream != "main" else ""
-    return f"`{primary.exc_type}: {first[:300]}`{where}"
+    return f"{code_span(f'{primary.exc_type}: {first[:300]}')}{where}"
 
 
 # The packages a dtype / device failure depends on, listed before the rest of an environment.
@@ -90,27 +90,30 @@ def _what_was_read(incident: Incident, lang: str) -> str:
     return t("read.lines", lang, lines=incident.text.count("\n") + 1)
 
 
-def summary_lines(incident: Incident, lang: str) -> list[str]:
+def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[str]:
     """What dtypefix read from the input, as bullet lines: the error's shape first, then everything attached."""
-    parts: list[str] = [_what_was_read(incident, lang)]
+    parts: list[str] = [_what_was_read(incident, lang)] if error else []
     if incident.packages:
         more = len(incident.packages) - 12
         parts.append(
-            f"{t('packages', lang)}{t('colon', lang)}{', '.join(_packages_shown(incident))}"
+            f"{t('packages', lang)}{t('colon.inline', lang)}{', '.join(_packages_shown(incident))}"
             + (f" (+{more})" if more > 0 else "")
         )
     if incident.configs:
         parts.append(
-            f"{t('configs', lang)}{t('colon', lang)}" + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
+            f"{t('configs', lang)}{t('colon.inline', lang)}"
+            + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
         )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
-        parts.append(f"{t('flags', lang)}{t('colon', lang)}`{shown}`")
+        parts.append(f"{t('flags', lang)}{t('colon.inline', lang)}`{shown}`")
     if incident.hardware.gpu_names:
-        parts.append(f"{t('gpus', lang)}{t('colon', lang)}" + ", ".join(dict.fromkeys(incident.hardware.gpu_names)))
+        parts.append(
+            f"{t('gpus', lang)}{t('colon.inline', lang)}" + ", ".join(dict.fromkeys(incident.hardware.gpu_names))
+        )
     ranks = [s for s in incident.streams if s != "main"]
     if len(ranks) > 1:
-        parts.append(f"{t('ranks', lang)}{t('colon', lang)}{len(ranks)}")
+        parts.append(f"{t('ranks', lang)}{t('colon.inline', lang)}{len(ranks)}")
     return [f"- {p}" for p in parts]
 
 
@@ -174,7 +177,9 @@ def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> lis
     entry = match.entry
     h = "#" * level
     lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang), ""]
-    error = _error_line(incident)
+    error = _error_line(incident) or next(
+        (code_span(e.observed) for e in match.evidence if e.kind == "error" and e.observed), ""
+    )
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
     if match.fixed is not None:
@@ -194,10 +199,9 @@ def _match_details(match: Match, lang: str) -> list[str]:
     return lines + entry_sections(match.entry, lang, match.groups, level=2)
 
 
-def _read_line(incident: Incident, lang: str) -> str:
-    return f"{_label('read', lang)} " + t("semicolon", lang).join(
-        p.removeprefix("- ") for p in summary_lines(incident, lang)
-    )
+def _read_line(incident: Incident, lang: str, *, error: bool = True) -> str:
+    parts = [p.removeprefix("- ") for p in summary_lines(incident, lang, error=error)]
+    return f"{_label('read', lang)} " + t("semicolon", lang).join(parts or [t("read.nothing", lang)])
 
 
 def _candidates(matches: tuple[Match, ...], lang: str) -> list[str]:
@@ -311,7 +315,7 @@ def format_check(report: Report, lang: str = "en", details: bool = False) -> str
                 lines.append(f"- `{match.entry.id}` {match.entry.title.get(one)}: {'; '.join(unknown)}")
             lines.append("")
             lines += _deciders(report, one)
-        lines += [_read_line(report.incident, one), ""]
+        lines += [_read_line(report.incident, one, error=False), ""]
         blocks.append("\n".join(lines).rstrip() + "\n")
     return "\n---\n\n".join(blocks)
 

@@ -31,6 +31,17 @@ class OutputFormat(str, enum.Enum):
         return cls.term if stream.isatty() else cls.md
 
 
+# Inline and self-contained: the page is pasted into wikis and opened offline, so it loads nothing.
+_STYLE = (
+    "body{max-width:60rem;margin:1.5rem auto;padding:0 1rem;font:16px/1.5 system-ui,-apple-system,'Segoe UI',"
+    "'Noto Sans','PingFang SC','Microsoft YaHei',sans-serif;color:#1f2328}"
+    "code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}"
+    "pre{background:#f6f8fa;padding:.75rem;overflow-x:auto;border-radius:6px}"
+    "h1{font-size:1.5rem}h2{font-size:1.25rem}table{border-collapse:collapse}td,th{border:1px solid #d0d7de;"
+    "padding:.25rem .5rem}"
+)
+
+
 def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables)."""
     from markdown_it import MarkdownIt
@@ -38,7 +49,8 @@ def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head>\n<body>\n{body}</body></html>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
     )
 
 

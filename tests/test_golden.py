@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dtypefix.cli.json_output import report_json, to_json
-from dtypefix.cli.markdown import format_entry, format_report
-from dtypefix.matcher import explain
+from dtypefix.cli.markdown import format_check, format_entry, format_report
+from dtypefix.matcher import check, explain
 from dtypefix.matcher.catalog import load_catalog
 
 DATA = Path(__file__).parent / "data"
@@ -27,8 +27,27 @@ def test_explain_with_config(golden, lang: str) -> None:
     golden(f"explain-zeropp-{lang}.md", format_report(report, lang, top=2))
 
 
-def test_explain_error_line_only(golden) -> None:
-    golden("explain-line-only-en.md", format_report(explain(LOG, catalog=KB), "en"))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_details(golden, lang: str) -> None:
+    report = explain(LOG, configs=[("ds_config.json", CONFIG)], catalog=KB)
+    golden(f"explain-zeropp-details-{lang}.md", format_report(report, lang, top=2, details=True))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_error_line_only(golden, lang: str) -> None:
+    golden(f"explain-line-only-{lang}.md", format_report(explain(LOG, catalog=KB), lang))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_out_of_scope(golden, lang: str) -> None:
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB\n"
+    golden(f"explain-oom-{lang}.md", format_report(explain(oom, catalog=KB), lang))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_check(golden, lang: str) -> None:
+    report = check(configs=[("ds_config.json", CONFIG)], flags="--bf16 True", catalog=KB)
+    golden(f"check-zeropp-{lang}.md", format_check(report, lang))
 
 
 def test_no_known_cause(golden) -> None:
