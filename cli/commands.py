@@ -311,9 +311,9 @@ def docs(
 
     Example: dtypefix docs --check
     """
-    from .docs import generate_docs, to_html_site
+    from .docs import kb_pages, to_html_site
 
-    pages = generate_docs(catalog_for(None).entries)
+    pages = kb_pages(catalog_for(None))
     stale = sorted(
         p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
     )
