@@ -126,7 +126,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "column.field": ("field", "匹配字段"),
     "search.none": ("No entry matches {query!r}.", "没有条目匹配 {query!r}。"),
     "check.intro": ("Known failures these settings lead to:", "这些配置已知会导致以下失败："),
-    # Evidence in words (cli/evidence.py). {source} is where a value was read; {expected} the condition.
+    # Evidence in words (cli/evidence_words.py). {source} is where a value was read; {expected} the condition.
     "or.join": (" or ", " 或 "),
     "op.matches": ("{name} containing {pattern}", "{name} 包含 {pattern}"),
     "needs": ("; this cause needs {expected}", "；这个原因要求 {expected}"),

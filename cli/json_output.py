@@ -12,7 +12,7 @@ from dtypefix.matcher import KBEntry, Match, Report, Text
 from dtypefix.matcher.facts import env_fact
 from dtypefix.matcher.traceback import Stack
 
-from .evidence import describe
+from .evidence_words import describe
 from .i18n import t
 from .markdown import fill
 

@@ -13,7 +13,7 @@ from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.traceback import Stack
 
-from .evidence import code_span, describe, readable
+from .evidence_words import code_span, describe, readable
 from .i18n import t
 
 if TYPE_CHECKING:

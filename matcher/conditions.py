@@ -200,7 +200,7 @@ class ErrorCondition:
 
     @property
     def label(self) -> str:
-        """The condition in code form, for machines (JSON); readers get :mod:`dtypefix.cli.evidence`."""
+        """The condition in code form, for machines (JSON); readers get :mod:`dtypefix.cli.evidence_words`."""
         return f"{self.type_pattern}: /{self.pattern}/" if self.type_pattern else f"/{self.pattern}/"
 
     @classmethod

@@ -1,5 +1,5 @@
 """No regex reaches a reader: every example of every entry, rendered in both languages with --details, and every
-entry page, are free of pattern syntax (evidence is worded by cli/evidence.py)."""
+entry page, are free of pattern syntax (evidence is worded by cli/evidence_words.py)."""
 
 from __future__ import annotations
 
