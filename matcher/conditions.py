@@ -219,7 +219,9 @@ class ErrorCondition:
         """The first exception (typed), or failing that the first place in the text (untyped only), that matches.
 
         A pattern without ``type`` may be printed without an exception type ("Inference failed: <message>", a
-        warning turned fatal, prose around a pasted message), so it also searches the whole text.
+        warning turned fatal, prose around a pasted message), so it also searches the whole text — but only when the
+        input holds no exception of its own, or the match starts on an exception's own line (a multi-line message
+        read whole): a harmless warning must not claim a log that failed with a KeyError.
         """
         for exc_type, message in incident.exceptions:
             short = exc_type.rsplit(".", 1)[-1]
@@ -230,7 +232,7 @@ class ErrorCondition:
                 return ErrorHit(_groups(found), f"{short}: {message.splitlines()[0][:200]}", "traceback")
         if self.type is None:
             found = self.message.search(incident.text)
-            if found:
+            if found and (not incident.has_own_exception or _continues_an_exception(found.group(0), incident)):
                 return ErrorHit(_groups(found), found.group(0)[:200], "log")
         return None
 
@@ -239,6 +241,15 @@ class ErrorCondition:
         if hit is None:
             return Evidence(self, Outcome.FAILED, Reason.ABSENT)
         return Evidence(self, Outcome.HELD, Reason.MATCHED, hit.seen, hit.source)
+
+
+def _continues_an_exception(matched: str, incident: Incident) -> bool:
+    first = matched.lstrip().splitlines()[0].strip() if matched.strip() else ""
+    return bool(first) and any(
+        first in message or message.splitlines()[0].strip() in first
+        for _, message in incident.exceptions
+        if message.strip()
+    )
 
 
 def _groups(found: Any) -> dict[str, str]:

@@ -64,6 +64,13 @@ class Incident:
         return self.stacks[-1] if self.stacks else None
 
     @property
+    def has_own_exception(self) -> bool:
+        """An exception other than a launcher's wrapper was found (a traceback or a ``Type: message`` line)."""
+        return any(s.short_type not in _WRAPPERS for s in self.stacks) or any(
+            line.exc_type.rsplit(".", 1)[-1] not in _WRAPPERS for line in self.error_lines
+        )
+
+    @property
     def has_frames(self) -> bool:
         return any(stack.frames for stack in self.stacks)
 

@@ -259,3 +259,20 @@ def test_check_a_version_not_given_is_not_a_finding(freeze, kind) -> None:
         [m.entry.id for m in findings],
         [m.entry.id for m in conditional],
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "anchored"),
+    [
+        ("UserWarning: boom happened in a warning\n", True),
+        (
+            "UserWarning: boom happened in a warning\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'messages'\n",
+            False,
+        ),
+        ("NotImplementedError: boom here\n    with inputs: x\n`cutlass` is not supported because: bf16\n", True),
+    ],
+    ids=["warning-alone", "warning-before-an-unrelated-crash", "multi-line-message-read-whole"],
+)
+def test_untyped_pattern_searches_the_text_only_without_another_exception(text, anchored) -> None:
+    entry = make(errors=[{"message": "(?s)boom.*(?:warning|bf16)", "weight": 1}])
+    assert (anchor(entry, incident(text)) is not None) is anchored
