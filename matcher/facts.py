@@ -156,6 +156,7 @@ def _precision(incident: Incident, name: str) -> Fact:
         "accelerate.mixed_precision",
         "flags.mixed_precision",
         "accelerate.deepspeed_config.mixed_precision",
+        "torchtune.dtype",
     ):
         fact = config_fact(incident, source)
         if fact.known and isinstance(fact.value, str) and fact.value.lower() != "auto":
@@ -246,6 +247,18 @@ NAMESPACES: dict[str, Namespace] = {
             example="llamafactory.enable_liger_kernel",
             detect=lambda keys, _: (
                 bool(keys & {"finetuning_type", "template", "stage"}) and bool(keys & {"model_name_or_path", "dataset"})
+            ),
+        ),
+        Namespace(
+            "torchtune",
+            "torchtune",
+            "torchtune recipe YAML (`tune run <recipe> --config <file>`): `dtype` (`bf16`, `fp32`, `fp16`), `device`, "
+            "and the `_component_` of the model, optimizer and loss.",
+            _from_configs("torchtune"),
+            example="torchtune.dtype",
+            detect=lambda keys, data: (
+                any(isinstance(data.get(k), dict) and "_component_" in data[k] for k in keys)
+                and bool(keys & {"model", "tokenizer", "optimizer"})
             ),
         ),
         Namespace(
