@@ -279,7 +279,7 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
         if not entry.is_active:
             meta.append(f"**{entry.status.value}**")
         lines += [" · ".join(meta), ""]
-        lines += ["```text", *(readable(e.pattern, one) for e in entry.errors), "```", ""]
+        lines += ["```text", *dict.fromkeys(readable(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
             lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
         if entry.fixed_in:
