@@ -2,15 +2,25 @@
 
 Explaining is lenient: a broken entry is skipped with one problem line, so one bad private entry never stops
 an explanation. Lint is strict: the same problems fail it. Validation (JSON Schema) and YAML parsing happen
-only when the KB changed; otherwise the validated mappings come from a cache file keyed by a hash of every
-entry's path and bytes.
+only when the KB changed; otherwise the validated mappings come from a cache keyed by a hash of every entry's
+path and bytes and of the code that reads them.
+
+The cache directory is treated as hostile ground (``XDG_CACHE_HOME`` may point into a shared ``/tmp`` on HPC and
+CI hosts): it is used only when it is a real directory owned by the current user and writable by no one else;
+files are created with unpredictable names (``mkstemp``: ``O_EXCL``, never following a planted symlink) and moved
+into place; what is read back is opened without following symlinks, checked against the digest recorded with it,
+and anything corrupt, foreign or unreadable is rebuilt rather than trusted or fatal. Old caches are pruned.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import stat
+import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +30,10 @@ from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
 
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
+_KEEP_CACHES = 8
+"""How many cache generations (KB combinations) to keep; older ones are pruned when a new one is written."""
+_MAX_CACHE_BYTES = 64 << 20
 
 
 class Catalog:
@@ -44,21 +57,29 @@ class Catalog:
         self.problems: tuple[str, ...] = tuple(problems)
         """``file: field: problem`` lines for entries that were skipped."""
 
-    def _build(self, position: int) -> KBEntry:
+    def _build(self, position: int) -> KBEntry | None:
         record = self._records[position]
         entry = self._built.get(record["id"])
         if entry is None:
-            entry = entry_from_mapping(self._load(record), Path(record["path"]), record["slug"])
+            try:
+                entry = entry_from_mapping(self._load(record), Path(record["path"]), record["slug"])
+            except (EntryError, KeyError, TypeError, ValueError, OSError) as exc:
+                # A cached mapping this code cannot use (another version's cache, a damaged file): skip the entry.
+                self.problems = (*self.problems, f"{record.get('path', '?')}: unusable cached entry: {exc}")
+                return None
             self._built[record["id"]] = entry
         return entry
 
+    def _built_from(self, positions: Iterable[int]) -> tuple[KBEntry, ...]:
+        return tuple(e for e in (self._build(i) for i in positions) if e is not None)
+
     @property
     def entries(self) -> tuple[KBEntry, ...]:
-        return tuple(self._build(i) for i in range(len(self._records)))
+        return self._built_from(range(len(self._records)))
 
     @property
     def active(self) -> tuple[KBEntry, ...]:
-        return tuple(self._build(i) for i, r in enumerate(self._records) if r["status"] == "active")
+        return self._built_from(i for i, r in enumerate(self._records) if r["status"] == "active")
 
     def __len__(self) -> int:
         return len(self._records)
@@ -76,11 +97,11 @@ class Catalog:
         positions = set(self._index.get("", ()))
         for word in words & self._index.keys():
             positions.update(self._index[word])
-        return tuple(self._build(i) for i in sorted(positions))
+        return self._built_from(sorted(positions))
 
     def checkable(self) -> tuple[KBEntry, ...]:
         """Active cause entries with config or environment conditions (what ``dtypefix check`` can test)."""
-        return tuple(self._build(i) for i, r in enumerate(self._records) if r["status"] == "active" and r["checkable"])
+        return self._built_from(i for i, r in enumerate(self._records) if r["status"] == "active" and r["checkable"])
 
 
 def keyword_index(records: list[dict[str, Any]]) -> dict[str, list[int]]:
@@ -101,11 +122,19 @@ def builtin_kb_dir() -> Path:
 
 
 def default_cache_dir() -> Path | None:
-    """``$DTYPEFIX_CACHE_DIR``, else ``$XDG_CACHE_HOME/dtypefix``, else ``~/.cache/dtypefix``; empty disables."""
+    """``$DTYPEFIX_CACHE_DIR``, else ``$XDG_CACHE_HOME/dtypefix``, else ``~/.cache/dtypefix``; empty disables.
+
+    None (no cache) when no home can be found (no ``HOME`` and a uid without a passwd entry, as on OpenShift).
+    """
     explicit = os.environ.get("DTYPEFIX_CACHE_DIR")
     if explicit is not None:
         return Path(explicit) if explicit else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError, OSError):
+            return None
     return Path(base) / "dtypefix"
 
 
@@ -156,13 +185,13 @@ def read_entry_mapping(path: Path) -> dict[str, Any]:
 
 
 def _signature(files: list[tuple[Path, str]]) -> str:
-    """A hash of every entry file's path, size and modification time (as pip and mypy key their caches)."""
+    """A hash of every entry file's path and bytes, the schema, and the code that turns them into entries."""
     digest = hashlib.sha256(f"{_CACHE_FORMAT}".encode())
-    schema = builtin_kb_dir() / "schema.json"
-    for path, slug in [(schema, ""), *files]:
+    here = Path(__file__).parent
+    code = [here / name for name in ("catalog.py", "entry.py", "conditions.py", "facts.py", "prefilter.py")]
+    for path, slug in [*((p, "") for p in code), (builtin_kb_dir() / "schema.json", ""), *files]:
         try:
-            stat = path.stat()
-            digest.update(f"\0{path}\0{slug}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+            digest.update(f"\0{path}\0{slug}\0".encode() + path.read_bytes())
         except OSError:
             digest.update(f"\0{path}\0<missing>".encode())
     return digest.hexdigest()
@@ -217,12 +246,47 @@ def _cache_paths(cache_dir: Path, signature: str) -> tuple[Path, Path]:
     return cache_dir / f"{stem}.index.json", cache_dir / f"{stem}.data.jsonl"
 
 
+def _safe_dir(cache_dir: Path, *, create: bool) -> bool:
+    """Whether ``cache_dir`` may be used: a real directory (not a symlink), ours, writable by no one else."""
+    try:
+        if create and not os.path.lexists(cache_dir):
+            cache_dir.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                cache_dir.mkdir(mode=0o700)
+        info = os.lstat(cache_dir)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    if info.st_mode & 0o077:
+        try:
+            cache_dir.chmod(0o700)  # ours but too open (an old version's 0755): close it
+        except OSError:
+            return False
+    return True
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a fresh, unpredictably named file beside ``path`` and move it into place."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()  # a full disk must not leave temp files behind
+        raise
+
+
 def _write_cache(
     cache_dir: Path, signature: str, records: list[dict[str, Any]], mappings: list[dict[str, Any]], problems: list[str]
 ) -> None:
+    if not _safe_dir(cache_dir, create=True):
+        return
     index_path, data_path = _cache_paths(cache_dir, signature)
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
         offset = 0
         lines = []
         for record, data in zip(records, mappings, strict=True):
@@ -230,32 +294,104 @@ def _write_cache(
             record["offset"], record["length"] = offset, len(line)
             offset += len(line)
             lines.append(line)
-        tmp_data = data_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp_data.write_bytes(b"".join(lines))
-        tmp_data.replace(data_path)
-        tmp_index = index_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp_index.write_text(
-            json.dumps(
-                {"signature": signature, "records": records, "problems": problems, "index": keyword_index(records)}
-            ),
-            encoding="utf-8",
-        )
-        tmp_index.replace(index_path)
+        blob = b"".join(lines)
+        _write_atomically(data_path, blob)
+        index = {
+            "format": _CACHE_FORMAT,
+            "signature": signature,
+            "data_sha256": hashlib.sha256(blob).hexdigest(),
+            "records": records,
+            "problems": problems,
+            "index": keyword_index(records),
+        }
+        _write_atomically(index_path, json.dumps(index).encode("utf-8"))
+        _prune(cache_dir, keep={index_path.name, data_path.name})
     except OSError:
-        pass  # a read-only home must not stop an explanation
+        pass  # a read-only or full home must not stop an explanation
+
+
+def _prune(cache_dir: Path, keep: set[str]) -> None:
+    """Drop stale temp files and all but the most recently used cache generations."""
+    try:
+        names = [p.name for p in cache_dir.iterdir()]
+    except OSError:
+        return
+    now = time.time()
+    generations: dict[str, float] = {}
+    for name in names:
+        path = cache_dir / name
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if name.endswith(".tmp") and now - info.st_mtime > 3600:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        elif name.startswith("kb-") and name.endswith((".index.json", ".data.jsonl")):
+            stem = name.rsplit(".", 2)[0]
+            generations[stem] = max(generations.get(stem, 0.0), info.st_mtime)
+    kept = {n.rsplit(".", 2)[0] for n in keep}
+    ordered = sorted((s for s in generations if s not in kept), key=lambda s: -generations[s])
+    for stem in ordered[max(0, _KEEP_CACHES - len(kept)) :]:
+        for suffix in (".index.json", ".data.jsonl"):
+            with contextlib.suppress(OSError):
+                (cache_dir / f"{stem}{suffix}").unlink()
+
+
+def _read_own_file(path: Path) -> bytes | None:
+    """The bytes of a regular file we own, opened without following symlinks; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > _MAX_CACHE_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _valid_index(blob: Any, signature: str, data: bytes) -> bool:
+    """The index is this generation's, its digest matches the data, and every record has the shape we use."""
+    if not isinstance(blob, dict) or blob.get("signature") != signature or blob.get("format") != _CACHE_FORMAT:
+        return False
+    if blob.get("data_sha256") != hashlib.sha256(data).hexdigest():
+        return False
+    records, problems, index = blob.get("records"), blob.get("problems"), blob.get("index")
+    if not isinstance(records, list) or not isinstance(problems, list) or not isinstance(index, dict):
+        return False
+    fields = {"path": str, "slug": str, "id": str, "status": str, "keywords": list, "offset": int, "length": int}
+    for record in records:
+        if not isinstance(record, dict) or not all(isinstance(record.get(k), t) for k, t in fields.items()):
+            return False
+        if record["offset"] < 0 or record["offset"] + record["length"] > len(data):
+            return False
+    return all(
+        isinstance(v, list) and all(isinstance(i, int) and 0 <= i < len(records) for i in v) for v in index.values()
+    )
 
 
 def _read_cache(
     cache_dir: Path, signature: str
-) -> tuple[list[dict[str, Any]], list[str], dict[str, list[int]], Path] | None:
+) -> tuple[list[dict[str, Any]], list[str], dict[str, list[int]], bytes] | None:
+    if not _safe_dir(cache_dir, create=False):
+        return None
     index_path, data_path = _cache_paths(cache_dir, signature)
+    raw, data = _read_own_file(index_path), _read_own_file(data_path)
+    if raw is None or data is None:
+        return None
     try:
-        blob = json.loads(index_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        blob = json.loads(raw)
+    except ValueError:
         return None
-    if not isinstance(blob, dict) or blob.get("signature") != signature or not data_path.exists():
+    if not _valid_index(blob, signature, data):
         return None
-    return blob["records"], blob["problems"], blob["index"], data_path
+    return blob["records"], [str(p) for p in blob["problems"]], blob["index"], data
 
 
 def load_catalog(
@@ -276,12 +412,12 @@ def load_catalog(
     signature = _signature(files)
     cached = _read_cache(cache_dir, signature) if cache_dir is not None else None
     if cached is not None:
-        records, problems, index, data_path = cached
+        records, problems, index, data = cached
 
         def load(record: dict[str, Any]) -> dict[str, Any]:
-            with data_path.open("rb") as handle:
-                handle.seek(record["offset"])
-                loaded: dict[str, Any] = json.loads(handle.read(record["length"]))
+            loaded = json.loads(data[record["offset"] : record["offset"] + record["length"]])
+            if not isinstance(loaded, dict):
+                raise TypeError("not a mapping")
             return loaded
 
         return Catalog(records, missing + problems, load, index)

