@@ -81,7 +81,7 @@ def _conditions_page() -> str:
     ]
     for ns in NAMESPACES.values():
         keys = ", ".join(f"`{ns.name}.{k}`" for k in ns.keys) if ns.keys else f"any, e.g. `{ns.example}`"
-        lines.append(f"| `{ns.name}.` | {ns.doc} | `{ns.decider.value}` | {keys} |")
+        lines.append(f"| `{ns.name}.` | {ns.doc} | `{ns.decider}` | {keys} |")
     lines += [
         "",
         "## Environment keys (`match.env[].key`)",

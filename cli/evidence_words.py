@@ -26,7 +26,7 @@ from dtypefix.matcher.facts import NAMESPACES
 
 from .i18n import has, t
 
-__all__ = ["code_span", "describe", "readable"]
+__all__ = ["code_span", "decider_words", "describe", "readable"]
 
 _CLASS_ESCAPES = set("dswDSWbB")
 _QUANTIFIERS = set("*+?")
@@ -260,3 +260,11 @@ def describe(evidence: Evidence, lang: str) -> str:
             return t("fixed.held", lang, name=condition.package, version=evidence.observed, fixed=condition.version)
         return t("fixed.before", lang, name=condition.package, version=evidence.observed, fixed=condition.version)
     raise TypeError(f"not a condition: {condition!r}")  # pragma: no cover - the union is closed
+
+
+def decider_words(key: str, lang: str) -> str:
+    """The input that would settle an unknown, as a hint; a tool's config falls back to its namespace's title."""
+    if has(f"decider.{key}"):
+        return t(f"decider.{key}", lang)
+    namespace = NAMESPACES.get(key.removesuffix("-config"))
+    return t("decider.config", lang, title=namespace.title if namespace is not None else key)

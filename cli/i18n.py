@@ -201,6 +201,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "env.cuda_device_order": ("CUDA_DEVICE_ORDER", "CUDA_DEVICE_ORDER"),
     "env.os": ("the operating system", "操作系统"),
     "env.device.mps": ("an Apple MPS device", "Apple MPS 设备"),
+    "decider.config": ("your {title} config: `--config FILE`", "你的 {title} 配置：`--config 文件`"),
     "decider.deepspeed-config": (
         "your DeepSpeed config: `--config ds_config.json`",
         "你的 DeepSpeed 配置：`--config ds_config.json`",

@@ -110,9 +110,10 @@ def read_config(path: str) -> tuple[str, Config]:
     """Read and parse a ``--config`` file (its text is kept for ``report``); raises :class:`InputError`."""
     text = read_text_file(path, "config")
     try:
-        return text, parse_config(text, Path(path).name)
+        return text, parse_config(text, Path(path).name, strict=True)
     except ConfigError as exc:
-        raise InputError(f"config {path}: {exc}") from None
+        where = f"{path}:{exc.line}" if exc.line else path
+        raise InputError(f"config {where}: {exc.problem}") from None
 
 
 def this_env_freeze() -> str:

@@ -12,8 +12,7 @@ from dtypefix.matcher import KBEntry, Match, Report, Text
 from dtypefix.matcher.facts import env_fact
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import describe
-from .i18n import t
+from .evidence_words import decider_words, describe
 from .markdown import fill
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ def _match(match: Match) -> dict[str, Any]:
                     "observed": e.observed or None,
                     "source": e.source or None,
                     "weight": e.weight,
-                    "decider": e.decider.value if e.decider is not None else None,
+                    "decider": e.decider,
                 }
                 for e in match.evidence
             ],
@@ -98,8 +97,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         "conditional": [_match(m) for m in report.conditional],
         "out_of_scope": report.out_of_scope.value if report.out_of_scope is not None else None,
         "deciders": [
-            {"key": d.key.value, "hint": t("decider." + d.key.value, "en"), "entries": list(d.entries)}
-            for d in report.deciders
+            {"key": d.key, "hint": decider_words(d.key, "en"), "entries": list(d.entries)} for d in report.deciders
         ],
         "extracted": {
             "exceptions": [

@@ -13,7 +13,7 @@ from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import code_span, describe, readable
+from .evidence_words import code_span, decider_words, describe, readable
 from .i18n import t
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
 def _evidence_line(item: Evidence, lang: str) -> str:
     line = f"- {_MARK[item.outcome.value]} {describe(item, lang)}"
     if item.decider is not None:
-        line += f" ({t('decide.by', lang)}: {t('decider.' + item.decider.value, lang)})"
+        line += f" ({t('decide.by', lang)}: {decider_words(item.decider, lang)})"
     return line
 
 
@@ -217,7 +217,7 @@ def _deciders(report: Report, lang: str) -> list[str]:
     if not report.deciders:
         return []
     lines = [_label("decide", lang), ""]
-    lines += [f"- {t('decider.' + d.key.value, lang)}{_paren(', '.join(d.entries), lang)}" for d in report.deciders]
+    lines += [f"- {decider_words(d.key, lang)}{_paren(', '.join(d.entries), lang)}" for d in report.deciders]
     return [*lines, ""]
 
 
@@ -279,7 +279,7 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
         if not entry.is_active:
             meta.append(f"**{entry.status.value}**")
         lines += [" · ".join(meta), ""]
-        lines += ["```text", *(readable(e.pattern, one) for e in entry.errors), "```", ""]
+        lines += ["```text", *dict.fromkeys(readable(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
             lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
         if entry.fixed_in:

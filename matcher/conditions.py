@@ -189,7 +189,7 @@ class ErrorCondition:
     """The anchor: an exception type and message regex. An entry is a candidate only when one of these matches."""
 
     kind: ClassVar[str] = "error"
-    decider: ClassVar[Input] = Input.TRACEBACK
+    decider: ClassVar[str] = Input.TRACEBACK
     message: Pattern = field(compare=False)
     pattern: str
     """The regex as written (for JSON and lint; never shown to readers)."""
@@ -261,7 +261,7 @@ class FrameCondition:
     """A traceback frame, by file path and / or function name."""
 
     kind: ClassVar[str] = "frame"
-    decider: ClassVar[Input] = Input.TRACEBACK
+    decider: ClassVar[str] = Input.TRACEBACK
     file: Pattern | None = field(compare=False)
     function: Pattern | None = field(compare=False)
     file_pattern: str = ""
@@ -309,7 +309,7 @@ class LogCondition:
     """A line anywhere in the input (a warning printed before the crash, a banner)."""
 
     kind: ClassVar[str] = "log"
-    decider: ClassVar[Input] = Input.LOG
+    decider: ClassVar[str] = Input.LOG
     regex: Pattern = field(compare=False)
     pattern: str
     weight: float = 1.0
@@ -373,7 +373,7 @@ class PackageCondition:
     """An installed package's version inside a PEP 440 range."""
 
     kind: ClassVar[str] = "package"
-    decider: ClassVar[Input] = Input.FREEZE
+    decider: ClassVar[str] = Input.FREEZE
     name: str
     spec: str
     weight: float = 2.0
@@ -421,7 +421,7 @@ class ConfigCondition:
     required: bool = False
 
     @property
-    def decider(self) -> Input:
+    def decider(self) -> str:
         namespace = namespace_of(self.path)
         return namespace.decider if namespace is not None else Input.LAUNCH
 
@@ -478,7 +478,7 @@ class EnvCondition:
     """A hardware / environment fact (``gpu.min_compute_capability < 8.0``)."""
 
     kind: ClassVar[str] = "env"
-    decider: ClassVar[Input] = Input.GPU
+    decider: ClassVar[str] = Input.GPU
     key: str
     op: str = "=="
     value: Any = None
@@ -517,7 +517,7 @@ class FixedCondition:
     """From ``fixed_in``: the cause is unlikely when the installed version already contains the fix."""
 
     kind: ClassVar[str] = "fixed"
-    decider: ClassVar[Input] = Input.FREEZE
+    decider: ClassVar[str] = Input.FREEZE
     package: str
     version: str
     weight: float = 2.0

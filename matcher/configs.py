@@ -23,7 +23,12 @@ _MAX_ALIASES = 64
 
 
 class ConfigError(ValueError):
-    """A config that cannot be read; the message is one line meant for the user."""
+    """A config that cannot be read; the message is one line meant for the user, ``line`` where it is known."""
+
+    def __init__(self, problem: str, line: int = 0) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -178,7 +183,7 @@ def _read_yaml(text: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{problem}{where}") from None
+        raise ConfigError(f"{problem}{where}", mark.line + 1 if mark is not None else 0) from None
     if not isinstance(data, dict):
         raise ConfigError("not a mapping of settings")
     return data
@@ -192,8 +197,13 @@ def detect_kind(data: dict[str, Any]) -> str | None:
     return next((ns.name for ns in NAMESPACES.values() if ns.detect is not None and ns.detect(keys, data)), None)
 
 
-def parse_config(text: str, origin: str, kind: str | None = None) -> Config:
-    """Parse a config file's text; ``kind`` overrides detection. Raises :class:`ConfigError`."""
+def parse_config(text: str, origin: str, kind: str | None = None, *, strict: bool = False) -> Config:
+    """Parse a config file's text; ``kind`` overrides detection. Raises :class:`ConfigError`.
+
+    Pasted fragments are read leniently (a JSON block cut mid-way still yields its keys). ``strict`` is for a
+    file the user names: JSON must be JSON, as DeepSpeed and the Trainer will read it, and a syntax error is
+    reported with its line instead of being read around.
+    """
     if len(text) > _MAX_CONFIG_BYTES:
         raise ConfigError(f"larger than {_MAX_CONFIG_BYTES >> 20} MB; not a config")
     if "\x00" in text:
@@ -201,6 +211,8 @@ def parse_config(text: str, origin: str, kind: str | None = None) -> Config:
     stripped = text.lstrip()
     if not stripped:
         raise ConfigError("empty file")
+    if strict and stripped.startswith("{"):
+        _check_json(text)
     data = _read_jsonish(stripped) if stripped.startswith(("{", '"')) else _read_yaml(text)
     _count_nodes(data, [_MAX_NODES])
     found = kind or detect_kind(data)
@@ -210,6 +222,17 @@ def parse_config(text: str, origin: str, kind: str | None = None) -> Config:
         tools = [ns.title for ns in NAMESPACES.values() if ns.detect is not None]
         raise ConfigError(f"not recognised as a {', '.join(tools[:-1])} or {tools[-1]} config")
     return Config(found, data, origin)
+
+
+def _check_json(text: str) -> None:
+    import json
+
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", exc.lineno) from None
+    except RecursionError:
+        raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels") from None
 
 
 def lookup(data: Any, path: str) -> tuple[bool, Any]:

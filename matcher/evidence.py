@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .conditions import Condition
-    from .facts import Input
 
 __all__ = ["Evidence", "Outcome", "Reason"]
 
@@ -79,6 +78,6 @@ class Evidence:
         return self.condition.kind
 
     @property
-    def decider(self) -> Input | None:
+    def decider(self) -> str | None:
         """For an unknown: the input that would settle it."""
         return self.condition.decider if self.outcome is Outcome.UNKNOWN else None

@@ -38,13 +38,13 @@ __all__ = [
 ]
 
 
-class Input(str, Enum):
-    """An input the user can add that settles unknown conditions; the renderers word each one."""
+class Input:
+    """The inputs a user can add to settle unknown conditions (decider keys); the renderers word each one.
 
-    DEEPSPEED_CONFIG = "deepspeed-config"
-    ACCELERATE_CONFIG = "accelerate-config"
-    AXOLOTL_CONFIG = "axolotl-config"
-    LLAMAFACTORY_CONFIG = "llamafactory-config"
+    A tool's config file is decided by ``<namespace>-config`` (:attr:`Namespace.decider`), worded from the
+    namespace's title unless the renderers have a more specific hint for it.
+    """
+
     LAUNCH = "launch"
     FREEZE = "freeze"
     GPU = "gpu"
@@ -86,13 +86,18 @@ class Namespace:
     """The tool's name as people write it (``DeepSpeed``); derived namespaces describe themselves."""
     doc: str
     """One line for the docs table: where the values come from."""
-    decider: Input
     resolve: Callable[[Incident, str], Fact]
     keys: tuple[str, ...] = ()
     """The closed set of keys of a derived namespace; empty for a config file, whose keys are the tool's own."""
     example: str = ""
     detect: Callable[[set[str], dict[str, Any]], bool] | None = None
     """For a config file: whether a parsed file is this tool's, from its top-level keys (first match wins)."""
+    decided_by: str = ""
+    """The input that settles an unknown key; a config file's own (``<name>-config``) when empty."""
+
+    @property
+    def decider(self) -> str:
+        return self.decided_by or f"{self.name}-config"
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,7 @@ def _precision(incident: Incident, name: str) -> Fact:
         "accelerate.mixed_precision",
         "flags.mixed_precision",
         "accelerate.deepspeed_config.mixed_precision",
+        "torchtune.dtype",
     ):
         fact = config_fact(incident, source)
         if fact.known and isinstance(fact.value, str) and fact.value.lower() != "auto":
@@ -208,7 +214,6 @@ NAMESPACES: dict[str, Namespace] = {
             "DeepSpeed",
             'DeepSpeed JSON. `"auto"` in `fp16.enabled` / `bf16.enabled` is resolved from the Trainer flags when they '
             "are known; otherwise the condition is unknown.",
-            Input.DEEPSPEED_CONFIG,
             _from_configs("deepspeed"),
             example="deepspeed.zero_optimization.offload_optimizer.device",
             detect=_is_deepspeed,
@@ -217,7 +222,6 @@ NAMESPACES: dict[str, Namespace] = {
             "accelerate",
             "Accelerate",
             "`accelerate config` YAML.",
-            Input.ACCELERATE_CONFIG,
             _from_configs("accelerate"),
             example="accelerate.fsdp_config.fsdp_offload_params",
             detect=lambda keys, _: bool(
@@ -228,7 +232,6 @@ NAMESPACES: dict[str, Namespace] = {
             "axolotl",
             "Axolotl",
             "Axolotl YAML.",
-            Input.AXOLOTL_CONFIG,
             _from_configs("axolotl"),
             example="axolotl.bf16",
             detect=lambda keys, _: (
@@ -240,7 +243,6 @@ NAMESPACES: dict[str, Namespace] = {
             "llamafactory",
             "LLaMA-Factory",
             "LLaMA-Factory YAML.",
-            Input.LLAMAFACTORY_CONFIG,
             _from_configs("llamafactory"),
             example="llamafactory.enable_liger_kernel",
             detect=lambda keys, _: (
@@ -248,40 +250,52 @@ NAMESPACES: dict[str, Namespace] = {
             ),
         ),
         Namespace(
+            "torchtune",
+            "torchtune",
+            "torchtune recipe YAML (`tune run <recipe> --config <file>`): `dtype` (`bf16`, `fp32`, `fp16`), `device`, "
+            "and the `_component_` of the model, optimizer and loss.",
+            _from_configs("torchtune"),
+            example="torchtune.dtype",
+            detect=lambda keys, data: (
+                any(isinstance(data.get(k), dict) and "_component_" in data[k] for k in keys)
+                and bool(keys & {"model", "tokenizer", "optimizer"})
+            ),
+        ),
+        Namespace(
             "trainer",
             "TrainingArguments",
             "TrainingArguments JSON, or the `TrainingArguments(...)` the Trainer prints.",
-            Input.LAUNCH,
             _from_configs("trainer"),
             example="trainer.optim",
             detect=lambda keys, _: len(keys & _TRAINER_KEYS) >= 2,
+            decided_by=Input.LAUNCH,
         ),
         Namespace(
             "flags",
             "launch flags",
             "`--name value` flags on launch command lines in the log; `--bf16` alone is `true`, `True`/`False` are "
             "booleans.",
-            Input.LAUNCH,
             _flags,
             example="flags.mixed_precision",
+            decided_by=Input.LAUNCH,
         ),
         Namespace(
             "precision",
             "precision",
             "Derived: `true` when any config or flag enables it, `false` when one settles it otherwise, unknown when "
             "nothing says.",
-            Input.LAUNCH,
             _precision,
             keys=("bf16", "fp16", "fp8"),
+            decided_by=Input.LAUNCH,
         ),
         Namespace(
             "model",
             "model loading",
             "Derived loading hints, from configs and flags, or from code lines in the log (`load_in_8bit=True`, "
             '`device_map="auto"`).',
-            Input.LAUNCH,
             _model,
             keys=tuple(_MODEL_HINTS),
+            decided_by=Input.LAUNCH,
         ),
     )
 }

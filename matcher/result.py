@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from .entry import KBEntry
 from .evidence import Evidence, Reason
-from .facts import Input
 from .incident import Incident
 from .scope import OutOfScope
 
@@ -39,8 +38,9 @@ class Match:
 class Decider:
     """An input the user could add that would tell close candidates apart."""
 
-    key: Input
-    """What to pass; the renderers word it."""
+    key: str
+    """What to pass (``freeze``, ``gpu``, ``deepspeed-config`` ...; see :class:`~dtypefix.matcher.facts.Input`);
+    the renderers word it."""
     entries: tuple[str, ...]
     """Ids of the candidates whose unknown conditions it would settle."""
 

@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from .conditions import Condition, ErrorCondition, ErrorHit
 from .entry import KBEntry
 from .evidence import Evidence, Outcome, Reason
-from .facts import Input
 from .incident import Incident
 from .result import Decider, Match
 
@@ -184,7 +183,7 @@ def deciders(matches: Sequence[Match]) -> list[Decider]:
 
 def unknown_inputs(matches: Iterable[Match]) -> list[Decider]:
     """For the cause entries among ``matches``: each input that would settle an unknown that matters."""
-    by_input: dict[Input, list[str]] = {}
+    by_input: dict[str, list[str]] = {}
     for match in matches:
         if match.entry.is_family:
             continue

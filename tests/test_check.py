@@ -69,3 +69,14 @@ def test_clean_bf16_zero3_config_is_quiet(cli) -> None:
 def test_check_needs_something_to_check(cli) -> None:
     result = cli("check")
     assert result.code == 2 and "nothing to check" in result.err
+
+
+def test_broken_config_files_are_reported_with_file_line_and_problem(cli, tmp_path) -> None:
+    broken_json = tmp_path / "ds.json"
+    broken_json.write_text('{"zero_optimization": {"stage": 3,}\n  "bf16": {"enabled": true}\n}\n', encoding="utf-8")
+    broken_yaml = tmp_path / "axolotl.yml"
+    broken_yaml.write_text("bf16: true\nbase_model: x\n  adapter: lora\n", encoding="utf-8")
+    for path, line in ((broken_json, 1), (broken_yaml, 3)):
+        result = cli("check", "--config", str(path))
+        assert result.code == 2, result.out
+        assert f"{path}:{line}: " in result.err and len(result.err.strip().splitlines()) == 1

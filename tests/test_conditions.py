@@ -175,3 +175,23 @@ def test_schema_operators_are_the_condition_operators() -> None:
     group = schema["properties"]["match"]["properties"]
     for kind in ("configs", "env"):
         assert group[kind]["items"]["properties"]["op"]["enum"] == list(OPS), kind
+
+
+def test_a_namespace_added_in_the_registry_alone_works_end_to_end() -> None:
+    """torchtune was added as one Namespace (commit "Config namespace for torchtune ..."): detection, lookups,
+    the derived precision, lint's vocabulary and the decider wording all follow from the registry."""
+    from dtypefix.cli.evidence_words import decider_words
+    from dtypefix.matcher.configs import parse_config
+    from dtypefix.matcher.facts import config_fact
+    from dtypefix.matcher.incident import build_incident
+
+    text = (
+        "model:\n  _component_: torchtune.models.llama3_2.lora_llama3_2_1b\ntokenizer:\n  _component_: x\ndtype: fp16\n"
+    )
+    config = parse_config(text, "recipe.yaml")
+    incident = build_incident("", configs=[config])
+    assert config.kind == "torchtune"
+    assert config_fact(incident, "torchtune.dtype").value == "fp16"
+    assert config_fact(incident, "precision.fp16").value is True
+    assert parse_group({"configs": [{"path": "torchtune.dtype", "value": "bf16"}]}, HERE, "match")["configs"]
+    assert decider_words("torchtune-config", "en") == "your torchtune config: `--config FILE`"
