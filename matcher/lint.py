@@ -29,6 +29,8 @@ __all__ = ["LintProblem", "lint_paths", "run_example"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _PLACEHOLDER = "TODO(dtypefix new)"
+# A pattern written as a plain YAML scalar: `message: foo #bar` silently loses everything from ` #` on.
+_PATTERN_KEY = re.compile(r"^\s*-?\s*(?P<key>message|pattern|file|function|type):\s+(?P<value>.+)$")
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,16 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     if _PLACEHOLDER in text:
         line = next(i for i, row in enumerate(text.splitlines(), 1) if _PLACEHOLDER in row)
         problems.append(LintProblem(path, line, f"placeholder left from `dtypefix new`: replace every {_PLACEHOLDER}"))
+    for number, row in enumerate(text.splitlines(), 1):
+        found = _PATTERN_KEY.match(row)
+        if found and " #" in found["value"] and found["value"][:1] not in ("'", '"', "|", ">"):
+            problems.append(
+                LintProblem(
+                    path,
+                    number,
+                    f"{found['key']}: an unquoted ' #' starts a YAML comment and cuts the pattern; quote the value",
+                )
+            )
     if canonical_text(data) != text:
         problems.append(LintProblem(path, 1, "not in canonical form: run `dtypefix fmt " + str(path) + "`"))
     return problems

@@ -195,3 +195,16 @@ def test_a_namespace_added_in_the_registry_alone_works_end_to_end() -> None:
     assert config_fact(incident, "precision.fp16").value is True
     assert parse_group({"configs": [{"path": "torchtune.dtype", "value": "bf16"}]}, HERE, "match")["configs"]
     assert decider_words("torchtune-config", "en") == "your torchtune config: `--config FILE`"
+
+
+def test_an_unquoted_hash_in_a_pattern_is_reported(private_kb: Path) -> None:
+    path = private_kb / "private" / "my-entry.yaml"
+    text = path.read_text(encoding="utf-8")
+    first = next(line for line in text.splitlines() if line.strip().startswith("- type: RuntimeError"))
+    text = text.replace(
+        first, first + "\n      message: expected dtype #1 but got #2\n      weight: 1\n    - type: RuntimeError", 1
+    )
+    path.write_text(text, encoding="utf-8")
+    catalog = load_catalog([private_kb], cache_dir=None)
+    problems = [str(p) for p in lint_paths([private_kb], catalog)]
+    assert any("unquoted ' #'" in p for p in problems), problems
