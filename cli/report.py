@@ -48,7 +48,8 @@ def report_data(report: Report, configs_text: dict[str, str]) -> dict[str, Any]:
         "error": clean(_error_block(report)),
         "packages": {name: clean(p.version) for name, p in sorted(incident.packages.items())},
         "gpus": [clean(n) for n in incident.hardware.gpu_names],
-        "flags": {k: clean(str(v)) for k, v in incident.launch.flags.items()},
+        # A flag's value is redacted with its name beside it, so that `--hub_token X` is caught by name.
+        "flags": {k: clean(f"--{k} {v}").split(" ", 1)[1] for k, v in incident.launch.flags.items()},
         "configs": {clean(name): clean(text) for name, text in configs_text.items()},
         "matches": [
             {"id": m.entry.id, "title": m.entry.title.en, "confidence": m.confidence, "score": m.score}

@@ -84,3 +84,70 @@ def test_report_command_redacts_and_lists(cli, tmp_path) -> None:
         assert value not in result.out
     data = json.loads(cli("report", str(log), "--format", "json").out)
     assert data["redacted"]["user name in a path"] >= 1
+
+
+# Issue 12, item 2: each leak that a careless or hostile input showed, one case each.
+LEAKS = {
+    "hub token flag": (
+        "torchrun train.py --hub_token hf_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1 --bf16 True",
+        "hf_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1",
+    ),
+    "push_to_hub token flag": ("python train.py --push_to_hub_token=abc123xyz --fp16", "abc123xyz"),
+    "wandb key flag": ("python train.py --wandb_key 9f8e7d6c5b4a --bf16", "9f8e7d6c5b4a"),
+    "basic auth": ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
+    "postgres URL": ("DATABASE_URL=postgres://admin:pw@10.1.2.3:5432/db", "admin:pw"),
+    "https URL credentials": ("git clone https://u:s3cr3t@gitlab.example.net/team/repo.git", "u:s3cr3t"),
+    "netrc": ("machine huggingface.co login jdoe password n3tRcPw", "n3tRcPw"),
+    "DB_PASSWORD": ("DB_PASSWORD=Tr0ub4dor", "Tr0ub4dor"),
+    "quoted password with spaces": ('password="correct horse battery"', "correct horse battery"),
+    "value with semicolon": ("SECRET_KEY=ab;cd;ef", "ab;cd;ef"),
+    "short value": ("API_KEY=x1y2", "x1y2"),
+    "private key without END": (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0t\nTraceback follows",
+        "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0t",
+    ),
+    "slack bot token": ("SLACK=xoxb-1234567890-abcdefghij", "xoxb-1234567890-abcdefghij"),
+    "slack webhook": ("https://hooks.slack.com/services/T000/B000/XXXXYYYYZZZZ", "T000/B000/XXXXYYYYZZZZ"),
+    "google key": ("key=AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+    "azure account key": (
+        "DefaultEndpointsProtocol=https;AccountName=acc;AccountKey=c2VjcmV0a2V5;EndpointSuffix=x",
+        "c2VjcmV0a2V5",
+    ),
+    "ipv6 private": ("connect to [fd12:3456:789a:1::7]:29500 failed", "fd12:3456:789a:1::7"),
+    "ipv6 link-local": ("bind fe80::1ff:fe23:4567:890a%eth0", "fe80::1ff:fe23:4567:890a"),
+    "lowercase windows home": (r"  File c:\users\jdoe\train.py, line 3", "jdoe"),
+    "UNC path": (r"\\fileserver01\share\ckpt\model.bin", "fileserver01"),
+    "hub model id": ('hub_model_id: "jdoe/my-private-model"', "jdoe/"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEAKS))
+def test_every_known_leak_is_closed(case: str) -> None:
+    text, secret = LEAKS[case]
+    result = redact(text)
+    assert secret not in result.text, result.text
+    assert result.counts
+
+
+def test_a_private_key_without_end_does_not_swallow_the_log_after_it() -> None:
+    text = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nRuntimeError: expected mat1 and mat2\nmore log\n-----END PRIVATE KEY-----"
+    result = redact(text)
+    assert "RuntimeError: expected mat1 and mat2" in result.text and "more log" in result.text
+    assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in result.text
+
+
+@pytest.mark.parametrize(
+    "text", ["pad_token: <pad>", "bos_token_id=1", "max_new_tokens=512", "tokenizer: meta-llama/Llama-3"]
+)
+def test_tokenizer_settings_are_not_secrets(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_report_flags_are_redacted_by_name(cli, tmp_path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(
+        "$ torchrun train.py --hub_token abcdef123456 --bf16 True\nRuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::BFloat16\n",
+        encoding="utf-8",
+    )
+    out = cli("report", str(log), "--format", "md").out
+    assert "abcdef123456" not in out and "hub_token" in out
