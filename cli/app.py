@@ -6,6 +6,7 @@ error, 130 interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import sys
@@ -160,7 +161,21 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:
+        _say_failure(exc)
+        return 2
     return result if isinstance(result, int) else 0
+
+
+def _say_failure(exc: BaseException) -> None:
+    """One line on stderr for a failure of dtypefix itself (never a traceback, never exit 1, which means
+    "no known cause"); ``DTYPEFIX_DEBUG=1`` shows the traceback for a bug report."""
+    if os.environ.get("DTYPEFIX_DEBUG"):
+        import traceback
+
+        traceback.print_exc()
+    with contextlib.suppress(OSError, ValueError):  # stderr itself is gone: the exit code still says it
+        typer.echo(f"dtypefix: internal error ({type(exc).__name__}: {exc}); rerun with DTYPEFIX_DEBUG=1", err=True)
 
 
 def run() -> None:

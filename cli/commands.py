@@ -391,18 +391,23 @@ def run(
         return 0
     from dtypefix.matcher.source import decode
 
-    text = decode(result.tail) + "\n$ " + " ".join(command)
-    configs, notes = _configs_named_in(command)
-    incident = incident_from(text, freeze=[this_env_freeze()], configs=configs, notes=notes)
-    report = explain_incident(incident, catalog_for(kb))
-    if report.found:
-        sys.stderr.write("\n")
-        emit(
-            fmt,
-            sys.stderr,
-            markdown=lambda: format_report(report, _lang(lang), top, details),
-            data=lambda: report_json(report, "run"),
-        )
+    try:
+        text = decode(result.tail) + "\n$ " + " ".join(command)
+        configs, notes = _configs_named_in(command)
+        incident = incident_from(text, freeze=[this_env_freeze()], configs=configs, notes=notes)
+        report = explain_incident(incident, catalog_for(kb))
+        if report.found:
+            sys.stderr.write("\n")
+            emit(
+                fmt,
+                sys.stderr,
+                markdown=lambda: format_report(report, _lang(lang), top, details),
+                data=lambda: report_json(report, "run"),
+            )
+    except Exception as exc:
+        from .app import _say_failure
+
+        _say_failure(exc)
     return result.returncode
 
 

@@ -152,7 +152,7 @@ class Redaction:
 
 
 def _host(match: Any, counts: Counter[str]) -> str:
-    host = match.group(0)
+    host = str(match.group(0))
     if any(host == public or host.endswith("." + public) for public in _PUBLIC_HOSTS):
         return host
     if host.count(".") < 2 and not host.endswith((".internal", ".local", ".lan", ".corp")):

@@ -19,6 +19,10 @@ class Pattern(Protocol):
 
     def search(self, text: str) -> Any: ...
 
+    def finditer(self, text: str) -> Any: ...
+
+    def sub(self, repl: Any, text: str) -> str: ...
+
 
 class PatternError(ValueError):
     """A KB pattern that RE2 cannot compile (bad syntax, or a construct without a linear-time engine)."""
