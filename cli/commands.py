@@ -306,19 +306,31 @@ def docs(
     html: Annotated[
         Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")
     ] = None,
+    kb: Annotated[
+        list[Path] | None,
+        typer.Option("--kb", help="Also publish this private KB folder (DTYPEFIX_KB is never published by itself)."),
+    ] = None,
 ) -> int:
     """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/.
 
     Example: dtypefix docs --check
     """
-    from .docs import kb_pages, to_html_site
+    from dtypefix.matcher.catalog import load_catalog
 
-    pages = kb_pages(catalog_for(None))
+    from .docs import is_generated, kb_pages, to_html_site
+
+    # Only the built-in KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
+    pages = kb_pages(load_catalog(kb or [], cache_dir=None))
     stale = sorted(
         p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
     )
+    # Only pages this command generated (they carry its header) are ever removed; other Markdown is left alone.
     extra = (
-        sorted(str(p.relative_to(out)) for p in out.rglob("*.md") if str(p.relative_to(out)) not in pages)
+        sorted(
+            str(p.relative_to(out))
+            for p in out.rglob("*.md")
+            if str(p.relative_to(out)) not in pages and is_generated(p)
+        )
         if out.is_dir()
         else []
     )
@@ -357,9 +369,9 @@ def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[s
         path = Path(name)
         if path.is_file():
             try:
-                found.append((path.name, path.read_text(encoding="utf-8", errors="replace")))
-            except OSError as exc:
-                notes.append(f"{name}: {exc.strerror or exc}")
+                found.append((path.name, read_text_file(name, "config")))
+            except InputError as exc:  # a 600 MB --train_file.json or a binary: a note, not a crash
+                notes.append(str(exc))
     return found, notes
 
 

@@ -97,10 +97,24 @@ def read_log(path: str | None) -> str:
     return decode(data)
 
 
+SMALL_FILE_BYTES = 16 << 20
+"""A config or a freeze is kilobytes; anything past this is the wrong file (a model, ``/dev/zero``)."""
+
+
 def read_text_file(path: str, what: str) -> str:
-    """A small text file (freeze, config); raises :class:`InputError` with ``what`` in the message."""
-    with _reading(f"{what} {path}"):
-        data = Path(path).read_bytes()
+    """A small text file (freeze, config); raises :class:`InputError` with ``what`` in the message.
+
+    Reads at most :data:`SMALL_FILE_BYTES` (``/dev/zero`` or a checkpoint given by mistake is refused after a
+    bounded read) and looks at the first block for binary content before reading the rest.
+    """
+    with _reading(f"{what} {path}"), Path(path).open("rb") as handle:
+        first = handle.read(65536)
+        if _looks_binary(first):
+            raise InputError(f"{what} {path}: binary data, not text")
+        rest = handle.read(SMALL_FILE_BYTES - len(first) + 1)
+    data = first + rest
+    if len(data) > SMALL_FILE_BYTES:
+        raise InputError(f"{what} {path}: larger than {SMALL_FILE_BYTES >> 20} MB; not a {what} file")
     if _looks_binary(data):
         raise InputError(f"{what} {path}: binary data, not text")
     return decode(data)

@@ -46,7 +46,8 @@ def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables)."""
     from markdown_it import MarkdownIt
 
-    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
+    # No raw HTML and no images: a page built from a log must never load anything from elsewhere.
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image").render(markdown)
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
