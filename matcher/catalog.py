@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -34,6 +35,10 @@ _CACHE_FORMAT = 3
 _KEEP_CACHES = 8
 """How many cache generations (KB combinations) to keep; older ones are pruned when a new one is written."""
 _MAX_CACHE_BYTES = 64 << 20
+_MAX_ENTRY_BYTES = 256 << 10
+"""An entry is a few KB of YAML; a private KB cannot make every command read a huge file."""
+_MAX_ALIASES = 50
+_ALIAS = re.compile(r"(?<![\w*])\*[A-Za-z0-9_-]+")
 
 
 class Catalog:
@@ -152,6 +157,14 @@ def entry_files(root: Path) -> Iterator[tuple[Path, str]]:
         yield path, f"{path.parent.name}/{path.stem}"
 
 
+def _printable_name(path: Path) -> bool:
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _schema() -> dict[str, Any]:
     data: dict[str, Any] = json.loads((builtin_kb_dir() / "schema.json").read_text(encoding="utf-8"))
     return data
@@ -163,9 +176,13 @@ def read_entry_mapping(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
+        if path.stat().st_size > _MAX_ENTRY_BYTES:
+            raise EntryError(path, "", f"larger than {_MAX_ENTRY_BYTES >> 10} KB; not an entry")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise EntryError(path, "", f"cannot read: {exc}") from None
+    if text.count("*") > _MAX_ALIASES and len(_ALIAS.findall(text)) > _MAX_ALIASES:
+        raise EntryError(path, "", f"more than {_MAX_ALIASES} YAML aliases; refusing to expand them")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         data = yaml.load(text, Loader=loader)
@@ -408,7 +425,11 @@ def load_catalog(
         if not root.exists():
             missing.append(f"{root}: KB folder not found")
             continue
-        files.extend(entry_files(root))
+        for path, slug in entry_files(root):
+            if _printable_name(path):
+                files.append((path, slug))
+            else:  # a file name that is not UTF-8 would break every later print of it: report and skip
+                missing.append(f"{str(path)!a}: file name is not valid UTF-8; entry skipped")
     signature = _signature(files)
     cached = _read_cache(cache_dir, signature) if cache_dir is not None else None
     if cached is not None:

@@ -139,15 +139,25 @@ def _bounds(data: dict[str, Any], path: Path) -> tuple[dict[str, str], dict[str,
     return affected, fixed_in
 
 
-def _examples(items: list[dict[str, Any]], folder: Path) -> tuple[Example, ...]:
+def _examples(items: list[dict[str, Any]], folder: Path, field: str) -> tuple[Example, ...]:
+    """Example files, which must stay inside the KB (``../../family/x/y.log`` may point at a sibling's folder;
+    ``/dev/zero`` or ``../../../etc/passwd`` may not)."""
+    root = folder.parent.parent.resolve()
+
+    def inside(name: str, where: str) -> Path:
+        path = folder / name
+        if Path(name).is_absolute() or not path.resolve().is_relative_to(root):
+            raise EntryError(folder.with_suffix(".yaml"), where, f"{name!r} is outside the KB folder")
+        return path
+
     return tuple(
         Example(
-            input=folder / item["input"],
-            configs=tuple(folder / c for c in item.get("configs", [])),
-            freeze=folder / item["freeze"] if item.get("freeze") else None,
+            input=inside(item["input"], f"{field}[{i}].input"),
+            configs=tuple(inside(c, f"{field}[{i}].configs") for c in item.get("configs", [])),
+            freeze=inside(item["freeze"], f"{field}[{i}].freeze") if item.get("freeze") else None,
             source=item["source"],
         )
-        for item in items
+        for i, item in enumerate(items)
     )
 
 
@@ -185,6 +195,6 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
         bound_refs=dict(data.get("bound_refs", {})),
         messages=tuple(data.get("messages", ())),
         references=tuple((ref["url"], ref["title"]) for ref in data["references"]),
-        examples=_examples(data["examples"], folder),
-        counter_examples=_examples(data["counter_examples"], folder),
+        examples=_examples(data["examples"], folder, "examples"),
+        counter_examples=_examples(data["counter_examples"], folder, "counter_examples"),
     )

@@ -190,3 +190,79 @@ def test_no_home_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
     assert default_cache_dir() is None
+
+
+# Issue 12, item 6: a private KB cannot take the tool down.
+def _private_kb(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "kb"
+    (root / "private").mkdir(parents=True)
+    source = builtin_kb_dir() / "family" / "mat1-mat2-dtype.yaml"
+    shutil.copytree(source.with_suffix(""), root / "private" / "entry")
+    text = source.read_text(encoding="utf-8").replace("id: DTF001", "id: DTF9001", 1)
+    (root / "private" / "entry.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "alias-bomb",
+        "binary-value",
+        "set-value",
+        "huge",
+        "non-utf8-content",
+        "symlink-loop",
+        "example-escape",
+        "dev-zero",
+    ],
+)
+def test_a_hostile_private_entry_is_skipped_with_one_line(tmp_path: Path, hostile: str) -> None:
+    root = _private_kb(tmp_path)
+    entry = root / "private" / "entry.yaml"
+    text = entry.read_text(encoding="utf-8")
+    if hostile == "alias-bomb":
+        bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+            f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+        )
+        entry.write_text(bomb + text, encoding="utf-8")
+    elif hostile == "binary-value":
+        entry.write_text(
+            text.replace(
+                "match:\n",
+                "match:\n  configs:\n    - path: deepspeed.bf16.enabled\n      value: !!binary aGVsbG8=\n",
+                1,
+            ),
+            encoding="utf-8",
+        )
+    elif hostile == "set-value":
+        entry.write_text(
+            text.replace(
+                "match:\n", "match:\n  configs:\n    - path: deepspeed.bf16.enabled\n      value: !!set {a, b}\n", 1
+            ),
+            encoding="utf-8",
+        )
+    elif hostile == "huge":
+        entry.write_text(text + "#" * (1 << 20), encoding="utf-8")
+    elif hostile == "non-utf8-content":
+        entry.write_bytes(text.encode("utf-8") + b"\n# \xff\xfe\n")
+    elif hostile == "symlink-loop":
+        entry.unlink()
+        entry.symlink_to(entry)
+    elif hostile == "example-escape":
+        entry.write_text(text.replace("input: kopa-11.log", "input: ../../../../etc/passwd", 1), encoding="utf-8")
+    else:
+        entry.write_text(text.replace("input: kopa-11.log", "input: /dev/zero", 1), encoding="utf-8")
+    catalog = load_catalog([root], cache_dir=None)
+    assert catalog.get("DTF9001") is None
+    assert any("entry.yaml" in p for p in catalog.problems), catalog.problems
+    assert explain(MAT1, catalog=catalog).matches[0].entry.id == "DTF001"
+
+
+def test_a_non_utf8_file_name_is_reported_and_skipped(tmp_path: Path) -> None:
+    root = _private_kb(tmp_path)
+    os.rename(root / "private" / "entry.yaml", os.path.join(os.fsencode(root / "private"), b"\xff-entry.yaml"))
+    catalog = load_catalog([root], cache_dir=None)
+    assert any("not valid UTF-8" in p for p in catalog.problems)
+    assert explain(MAT1, catalog=catalog).matches[0].entry.id == "DTF001"
