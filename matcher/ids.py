@@ -19,10 +19,12 @@ AREA_RANGES: dict[str, tuple[int, int]] = {
     "deepspeed": (200, 249),
     "accelerate": (250, 299),
     "peft": (300, 349),
-    "fsdp": (350, 379),
+    "fsdp": (350, 399),
     "kernels": (400, 449),
     "devices": (450, 499),
     "frameworks": (500, 549),
+    "compile": (550, 579),
+    "quantization": (580, 599),
     "other": (600, 999),
 }
 _LINE = re.compile(r"^(?P<id>DTF\d{3,4})\s+(?P<slug>[\w-]+/[\w-]+)\s*$")
