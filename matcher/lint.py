@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 import yaml
 
+from .bounds import bound_problems
 from .canonical import canonical_text
 from .catalog import Catalog, entry_files, read_entry_mapping
 from .configs import ConfigError, parse_config
@@ -197,6 +198,9 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
             problems.append(LintProblem(path, line, rest or message))
             continue
         problems.extend(_static(path, text, data))
+        for field, problem in bound_problems(entry):  # every version bound cites its source (bounds.py)
+            top, _, key = field.partition(".")
+            problems.append(LintProblem(path, _line_of(text, [top, key]), f"{field}: {problem}"))
         id_line = _line_of(text, ["id"])
         other = by_id.get(entry.id)
         if entry.id in seen_ids:
