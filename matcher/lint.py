@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 import yaml
 
+from .bounds import bound_problems
 from .canonical import canonical_text
 from .catalog import Catalog, entry_files, read_entry_mapping
 from .entry import EntryError, Example, KBEntry, entry_from_mapping
@@ -198,6 +199,9 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
             problems.append(LintProblem(path, line, f"{exc.field}: {exc.problem}" if exc.field else exc.problem))
             continue
         problems.extend(_static(path, text, data))
+        for field, problem in bound_problems(entry):  # every version bound cites its source (bounds.py)
+            top, _, key = field.partition(".")
+            problems.append(LintProblem(path, _line_of(text, [top, key]), f"{field}: {problem}"))
         id_line = _line_of(text, ["id"])
         other = by_id.get(entry.id)
         if entry.id in seen_ids:
