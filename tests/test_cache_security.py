@@ -224,7 +224,8 @@ def test_a_hostile_private_entry_is_skipped_with_one_line(tmp_path: Path, hostil
     text = entry.read_text(encoding="utf-8")
     if hostile == "alias-bomb":
         bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-            f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+            f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+            for p, c in zip("abcdefgh", "bcdefghi", strict=True)
         )
         entry.write_text(bomb + text, encoding="utf-8")
     elif hostile == "binary-value":
@@ -262,7 +263,7 @@ def test_a_hostile_private_entry_is_skipped_with_one_line(tmp_path: Path, hostil
 
 def test_a_non_utf8_file_name_is_reported_and_skipped(tmp_path: Path) -> None:
     root = _private_kb(tmp_path)
-    os.rename(root / "private" / "entry.yaml", os.path.join(os.fsencode(root / "private"), b"\xff-entry.yaml"))
+    (root / "private" / "entry.yaml").rename(root / "private" / os.fsdecode(b"\xff-entry.yaml"))
     catalog = load_catalog([root], cache_dir=None)
     assert any("not valid UTF-8" in p for p in catalog.problems)
     assert explain(MAT1, catalog=catalog).matches[0].entry.id == "DTF001"
