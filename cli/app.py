@@ -142,6 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map every failure to an exit code and one line."""
     _register()
     argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal or pipe that is not UTF-8 (PYTHONIOENCODING=ascii, a latin-1 locale) gets degraded characters
+        # instead of nothing at all.
+        if stream is not None and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="replace")
+    if sys.stdout is None:
+        _say(OSError("standard output is closed"))
+        return 2
     command = _command_for(argv)
     try:
         result = command.main(args=argv, prog_name="dtypefix", standalone_mode=False)
@@ -161,10 +170,18 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:  # writing the answer failed: a full disk, a closed descriptor
+        _say(exc)
+        return 2
     except Exception as exc:
         _say_failure(exc)
         return 2
     return result if isinstance(result, int) else 0
+
+
+def _say(exc: OSError) -> None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        typer.echo(f"dtypefix: error: cannot write the output: {exc.strerror or exc}", err=True)
 
 
 def _say_failure(exc: BaseException) -> None:

@@ -61,3 +61,40 @@ def test_run_returns_the_childs_status_even_when_the_explanation_fails(tmp_path:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 3, proc.stderr
     assert "internal error" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _dtypefix(*args: str, **kw) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "dtypefix.cli", *args], capture_output=True, check=False, **kw)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_non_utf8_stdout_degrades_characters_instead_of_failing(encoding: str, tmp_path: Path) -> None:
+    log = tmp_path / "m.log"
+    log.write_text(MAT1, encoding="utf-8")
+    env = {**__import__("os").environ, "PYTHONIOENCODING": encoding}
+    proc = _dtypefix("explain", str(log), "--lang", "zh", "--format", "md", env=env)
+    assert proc.returncode == 0 and b"DTF001" in proc.stdout, proc.stderr
+
+
+def test_a_full_disk_on_stdout_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("/dev/full is not available here")
+    log = tmp_path / "m.log"
+    log.write_text(MAT1, encoding="utf-8")
+    with Path("/dev/full").open("wb") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "dtypefix.cli", "explain", str(log), "--format", "md"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    assert proc.returncode == 2 and proc.stderr.decode().count("\n") == 1 and b"Traceback" not in proc.stderr
+
+
+def test_a_closed_stdout_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    log = tmp_path / "m.log"
+    log.write_text(MAT1, encoding="utf-8")
+    proc = subprocess.run(
+        f"{sys.executable} -m dtypefix.cli explain {log} --format md >&-", shell=True, capture_output=True, check=False
+    )
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr and proc.stderr.decode().count("\n") == 1
