@@ -395,8 +395,9 @@ def run(
 
     try:
         result = run_command(command)
-    except (FileNotFoundError, PermissionError) as exc:
-        # As a shell does: 127 when the command is not found, 126 when it cannot be executed.
+    except OSError as exc:
+        # As a shell does: 127 when the command is not found, 126 when it cannot be executed (no permission, not
+        # an executable format: ENOEXEC).
         typer.echo(f"dtypefix: cannot run {command[0]!r}: {exc.strerror or exc}", err=True)
         return 127 if isinstance(exc, FileNotFoundError) else 126
     if result.returncode == 0:

@@ -2,8 +2,12 @@
 
 The child's stdout and stderr are copied byte for byte as they arrive (two reader threads, no line
 buffering, so tqdm bars still redraw). Only the last :data:`TAIL_BYTES` of the combined output are kept.
-Signals sent to dtypefix (Ctrl-C, ``kill``) are forwarded to the child, and the child's exit status is returned
-unchanged (128 + N when it died from signal N, as shells report it).
+Signals sent to dtypefix are forwarded to the child: TERM, HUP, and USR1/USR2 (Slurm's pre-emption warning);
+INT too, unless it came from a terminal, whose Ctrl-C already reached the whole process group (forwarding it
+again would interrupt the child's own clean-up). A second TERM escalates to KILL after :data:`KILL_GRACE`
+seconds. The child's exit status is returned unchanged (128 + N when it died from signal N, as shells report
+it), and at once: output still held open by the child's background processes is drained for at most
+:data:`DRAIN_SECONDS`, never waited for.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -21,6 +26,11 @@ __all__ = ["RunResult", "run_command"]
 
 TAIL_BYTES = 8 << 20
 _CHUNK = 65536
+DRAIN_SECONDS = 1.0
+KILL_GRACE = 10.0
+_FORWARDED = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2") if hasattr(signal, name)
+)
 
 
 @dataclass(frozen=True)
@@ -82,15 +92,30 @@ def run_command(argv: list[str]) -> RunResult:
     for thread in threads:
         thread.start()
 
-    def forward(signum: int, _frame: object) -> None:
-        if child.poll() is None:
-            child.send_signal(signum)
+    from_terminal = sys.stdin is not None and sys.stdin.isatty()
+    terms = 0
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    def forward(signum: int, _frame: object) -> None:
+        nonlocal terms
+        if child.poll() is not None:
+            return
+        if signum == signal.SIGINT and from_terminal:
+            return  # the terminal sent Ctrl-C to the whole foreground group: the child has it already
+        if signum == signal.SIGTERM:
+            terms += 1
+            if terms > 1:
+                timer = threading.Timer(KILL_GRACE, lambda: child.poll() is None and child.kill())
+                timer.daemon = True
+                timer.start()
+        child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
     try:
         returncode = child.wait()
+        deadline = time.monotonic() + DRAIN_SECONDS
         for thread in threads:
-            thread.join()
+            # Background processes of the child may keep the pipes open for ever: drain briefly, then go.
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

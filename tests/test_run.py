@@ -85,3 +85,53 @@ def test_sigint_is_forwarded_to_the_child(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 42
     assert marker.read_text() == "yes"
+
+
+def test_background_grandchildren_holding_the_pipe_do_not_delay_the_exit() -> None:
+    import time as _time
+
+    start = _time.monotonic()
+    proc = _run("sh", "-c", "sleep 15 & exit 3")
+    assert proc.returncode == 3 and _time.monotonic() - start < 10
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_usr1_is_forwarded_to_the_child(tmp_path: Path) -> None:
+    import signal as _signal
+    import time as _time
+
+    marker = tmp_path / "got-usr1"
+    code = (
+        "import signal, sys, time, pathlib\n"
+        f"signal.signal(signal.SIGUSR1, lambda *a: (pathlib.Path({str(marker)!r}).write_text('x'), sys.exit(5)))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    proc = subprocess.Popen(
+        [*DTYPEFIX, "run", "--", sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    _time.sleep(0.3)
+    proc.send_signal(_signal.SIGUSR1)
+    assert proc.wait(timeout=20) == 5 and marker.exists()
+
+
+def test_a_second_term_escalates_to_kill(tmp_path: Path, monkeypatch) -> None:
+    import signal as _signal
+    import time as _time
+
+    code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    env = dict(__import__("os").environ)
+    script = (
+        "import sys; from dtypefix.cli import runner; runner.KILL_GRACE = 0.5\n"
+        "from dtypefix.cli.app import main\n"
+        f"sys.exit(main(['run', '--', {sys.executable!r}, '-c', {code!r}]))\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as proc:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        proc.send_signal(_signal.SIGTERM)
+        _time.sleep(0.3)
+        proc.send_signal(_signal.SIGTERM)
+        assert proc.wait(timeout=20) == 128 + _signal.SIGKILL
