@@ -6,6 +6,7 @@ is answered by :mod:`.facts`; each answer says whether the input *knows*.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ class Incident:
     root_rank: str = ""
     """The global rank torchrun names as the first observed failure (``"3"``), when it printed one."""
 
-    @property
+    @functools.cached_property
     def primary(self) -> Stack | ErrorLine | None:
         """The error that matters: the first failure's own exception, not a launcher's wrapper around it.
 
@@ -79,18 +80,21 @@ class Incident:
         """A whole traceback (header included) is present, so a frame that is absent really is absent."""
         return any(stack.frames and stack.complete for stack in self.stacks)
 
-    @property
-    def exceptions(self) -> list[tuple[str, str]]:
-        """``(type, message)`` of every exception and error line, headline first, in the order patterns try them.
+    @functools.cached_property
+    def exceptions(self) -> tuple[tuple[str, str], ...]:
+        """Each distinct ``(type, message)`` of the exceptions and error lines, headline first, in the order patterns
+        try them (computed once: every error pattern of every candidate asks).
 
         The headline first, so that the evidence quotes the same rank and error the answer is about.
         """
-        found = [(s.exc_type, s.message) for s in self.stacks] + [(e.exc_type, e.message) for e in self.error_lines]
+        found = dict.fromkeys(
+            [(s.exc_type, s.message) for s in self.stacks] + [(e.exc_type, e.message) for e in self.error_lines]
+        )
         primary = self.primary
-        if primary is not None and (primary.exc_type, primary.message) in found:
-            found.remove((primary.exc_type, primary.message))
-            found.insert(0, (primary.exc_type, primary.message))
-        return found
+        if primary is not None:
+            head = (primary.exc_type, primary.message)
+            return (head, *(pair for pair in found if pair != head))
+        return tuple(found)
 
     def package(self, name: str) -> PackageVersion | None:
         return self.packages.get(name)
