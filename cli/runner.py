@@ -79,6 +79,11 @@ def _pump(source: BinaryIO, sink: BinaryIO, tail: _Tail) -> None:
             pass  # our reader went away; keep draining so the child is not blocked
 
 
+def _kill_if_running(child: subprocess.Popen[bytes]) -> None:
+    if child.poll() is None:
+        child.kill()
+
+
 def run_command(argv: list[str]) -> RunResult:
     """Run ``argv``; raises ``FileNotFoundError`` / ``PermissionError`` when it cannot start."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -104,7 +109,7 @@ def run_command(argv: list[str]) -> RunResult:
         if signum == signal.SIGTERM:
             terms += 1
             if terms > 1:
-                timer = threading.Timer(KILL_GRACE, lambda: child.poll() is None and child.kill())
+                timer = threading.Timer(KILL_GRACE, _kill_if_running, args=(child,))
                 timer.daemon = True
                 timer.start()
         child.send_signal(signum)
