@@ -119,6 +119,8 @@ def _from_configs(kind: str) -> Callable[[Incident, str], Fact]:
                 continue
             present = True
             found, value = lookup(config.data, key)
+            if not found and kind == "deepspeed" and key.startswith("bf16."):
+                found, value = lookup(config.data, "bfloat16." + key[5:])  # DeepSpeed's older alias, still read
             if found:
                 if kind == "deepspeed" and value == "auto" and key in ("fp16.enabled", "bf16.enabled"):
                     return _resolve_auto(incident, key.split(".")[0], config.origin)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 KB = ROOT / "kb"
 SEEDS = ROOT / "tests" / "data" / "seeds"
@@ -80,3 +82,26 @@ def test_broken_config_files_are_reported_with_file_line_and_problem(cli, tmp_pa
         result = cli("check", "--config", str(path))
         assert result.code == 2, result.out
         assert f"{path}:{line}: " in result.err and len(result.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bf16_key", ["bf16", "bfloat16"])
+def test_fp16_and_bf16_both_enabled_is_caught(cli, tmp_path, bf16_key) -> None:
+    """DeepSpeed refuses this at start-up ("bfloat16 and fp16 modes cannot be simultaneously enabled"); check
+    catches it before, with either spelling DeepSpeed reads."""
+    ds = tmp_path / "ds.json"
+    ds.write_text(
+        json.dumps({"fp16": {"enabled": True}, bf16_key: {"enabled": True}, "zero_optimization": {"stage": 2}}),
+        encoding="utf-8",
+    )
+    code, ids = _ids(cli, "--config", str(ds))
+    assert code == 1 and ids[0] == "DTF216"
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps({"fp16": {"enabled": False}, bf16_key: {"enabled": True}}), encoding="utf-8")
+    assert _ids(cli, "--config", str(clean)) == (0, [])
+
+
+def test_the_bf16_fp16_assert_is_explained() -> None:
+    from dtypefix.matcher import explain
+
+    report = explain("AssertionError: bfloat16 and fp16 modes cannot be simultaneously enabled\n")
+    assert report.matches[0].entry.id == "DTF216"
