@@ -38,8 +38,9 @@ def write_traceback(path: Path) -> Path:
     return path
 
 
-def write_log(path: Path, size: int) -> Path:
-    """``size`` bytes of an 8-rank log with tqdm carriage returns, the traceback near the end."""
+def write_log(path: Path, size: int, *, middle: bool = False) -> Path:
+    """``size`` bytes of an 8-rank log with tqdm carriage returns, the traceback near the end (or, with
+    ``middle``, halfway, followed by as much progress output again)."""
     rng = random.Random(0)
     block = []
     for step in range(200):
@@ -56,10 +57,13 @@ def write_log(path: Path, size: int) -> Path:
     tail = "".join(f"[rank{r}]: {line}\n" for r in range(8) for line in TRACEBACK).encode()
     with path.open("wb") as handle:
         written = 0
-        while written < size - len(tail) - 4096:
+        while written < (size // 2 if middle else size - len(tail) - 4096):
             handle.write(chunk)
             written += len(chunk)
         handle.write(tail)
+        while middle and written < size - len(tail) - 4096:
+            handle.write(chunk)
+            written += len(chunk)
         handle.write(b"[2024-06-01 11:00:00,000] [ERROR] [launch.py:325:sigkill_handler] exits with return code = 1\n")
     return path
 

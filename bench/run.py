@@ -8,6 +8,7 @@ a noisy machine still gives comparable answers. Nothing here asserts: docs/perfo
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -111,6 +112,19 @@ def bench_log_size(work: Path, env: dict[str, str], sizes_mb: list[int]) -> None
         print(
             f"{actual:7.0f} MB: dtypefix {wall:6.2f} s = {actual / wall:7.0f} MB/s, peak RSS {rss / 1024:5.0f} MB; "
             f"grep -c Traceback {grep_wall:5.2f} s = {actual / grep_wall:6.0f} MB/s"
+        )
+        log.unlink()
+    print("   the same logs with the traceback halfway (then as much progress output again):")
+    for size in sizes_mb:
+        log = write_log(work / f"log-{size}mb-middle.log", size << 20, middle=True)
+        actual = log.stat().st_size / (1 << 20)
+        cmd = [*DTYPEFIX, "explain", str(log), "--format", "json"]
+        wall, rss = _peak(cmd, env)
+        answer = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False).stdout
+        found = bool(json.loads(answer).get("matches")) if answer.strip() else False
+        print(
+            f"{actual:7.0f} MB: dtypefix {wall:6.2f} s = {actual / wall:7.0f} MB/s, peak RSS {rss / 1024:5.0f} MB; "
+            f"error {'explained' if found else 'MISSED'}"
         )
         log.unlink()
     print()

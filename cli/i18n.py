@@ -28,6 +28,12 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "read.traceback": ("{n} traceback(s), {frames} frame(s)", "{n} 段 traceback，共 {frames} 帧"),
     "read.nothing": ("nothing", "没有内容"),
     "read.lines": ("{lines} line(s), no error found", "{lines} 行，没有找到报错"),
+    "read.error_line_missing": (
+        "the paste ends inside the traceback, before its error line: what is proposed comes from the frames "
+        "(and a `raise` shown in them) alone, so at low confidence; paste the traceback's last line to decide",
+        "粘贴的内容在 traceback 的报错行之前就断了：下面的判断只来自调用帧（以及帧里能看到的 `raise`），"
+        "所以置信度只能是低；把 traceback 的最后一行补上再试",
+    ),
     "confidence": ("confidence", "置信度"),
     "high": ("high", "高"),
     "medium": ("medium", "中"),

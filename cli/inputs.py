@@ -1,14 +1,14 @@
 """Reading what the user gave: files and stdin, bounded, with one-line errors instead of tracebacks.
 
 This is the only place (with the commands) that touches the file system for input. A log can be gigabytes:
-only its head (where pasted versions and configs tend to be) and its tail (where the traceback is) are kept.
+it is read once, in chunks, and only what explaining needs is kept (:mod:`.keep`): its head (where pasted
+versions and configs tend to be), its tail, and a window around every error in between.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -16,9 +16,10 @@ from typing import BinaryIO
 from dtypefix.matcher.configs import Config, ConfigError, parse_config
 from dtypefix.matcher.source import decode
 
-__all__ = ["InputError", "read_config", "read_log", "read_text_file", "this_env_freeze"]
+from .keep import HEAD_BYTES, Keeper
 
-HEAD_BYTES = 1 << 20
+__all__ = ["HEAD_BYTES", "InputError", "read_config", "read_log", "read_text_file", "this_env_freeze"]
+
 TAIL_BYTES = 4 << 20
 _CHUNK = 1 << 20
 
@@ -28,28 +29,15 @@ class InputError(Exception):
 
 
 def _read_bounded(stream: BinaryIO) -> tuple[bytes, bool]:
-    """Head and tail of ``stream``; the flag says whether the middle was dropped."""
-    head = stream.read(HEAD_BYTES)
-    if len(head) < HEAD_BYTES:
-        return head, False
-    tail: deque[bytes] = deque()
-    size = 0
-    dropped = False
+    """What explaining needs of ``stream`` (:class:`~.keep.Keeper`): head, tail and every error between;
+    the flag says whether anything was left out."""
+    keeper = Keeper(TAIL_BYTES)
     while True:
         chunk = stream.read(_CHUNK)
         if not chunk:
             break
-        tail.append(chunk)
-        size += len(chunk)
-        while size - len(tail[0]) >= TAIL_BYTES:
-            size -= len(tail.popleft())
-            dropped = True
-    body = b"".join(tail)
-    if dropped:
-        # Cut at a line boundary so the first kept line is whole.
-        newline = body.find(b"\n")
-        body = body[newline + 1 :] if newline >= 0 else body
-    return head + (b"\n" if dropped else b"") + body, dropped
+        keeper.add(chunk)
+    return keeper.value()
 
 
 def _looks_binary(data: bytes) -> bool:

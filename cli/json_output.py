@@ -124,6 +124,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
                 "os": incident.hardware.os,
             },
             "streams": list(incident.streams),
+            "error_line_missing": incident.error_line_missing,
         },
         "notes": list(incident.notes),
         "kb_problems": list(report.kb_problems),

@@ -50,7 +50,8 @@ def _error_line(incident: Incident) -> str:
         return ""
     first = primary.message.splitlines()[0] if primary.message else ""
     where = f" ({primary.stream})" if isinstance(primary, Stack) and primary.stream != "main" else ""
-    return f"{code_span(f'{primary.exc_type}: {first[:300]}')}{where}"
+    shown = f"{primary.exc_type}: {first[:300]}" if primary.exc_type else first[:300]  # a type the paste left out
+    return f"{code_span(shown)}{where}" if shown else ""
 
 
 # The packages a dtype / device failure depends on, listed before the rest of an environment.
@@ -83,6 +84,9 @@ def _packages_shown(incident: Incident, limit: int = 12) -> list[str]:
 
 def _what_was_read(incident: Incident, lang: str) -> str:
     frames = sum(len(s.frames) for s in incident.stacks)
+    if frames and incident.error_line_missing:
+        shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
+        return f"{shape}{t('semicolon', lang)}{t('read.error_line_missing', lang)}"
     if frames:
         return t("read.traceback", lang, frames=frames, n=len(incident.stacks))
     if incident.stacks or incident.error_lines:

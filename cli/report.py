@@ -28,9 +28,10 @@ def _error_block(report: Report) -> str:
             lines.append(f'  File "{frame.file}", line {frame.line}, in {frame.function}')
             if frame.code:
                 lines.append(f"    {frame.code}")
-        lines.append(f"{primary.exc_type}: {primary.message}")
+        if primary.error_line:
+            lines.append(f"{primary.exc_type}: {primary.message}" if primary.exc_type else primary.message)
         return "\n".join(lines)
-    return f"{primary.exc_type}: {primary.message}"
+    return f"{primary.exc_type}: {primary.message}" if primary.exc_type else primary.message
 
 
 def report_data(report: Report, configs_text: dict[str, str]) -> dict[str, Any]:

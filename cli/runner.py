@@ -1,7 +1,8 @@
 """``dtypefix run``: run a command, pass its output through untouched, keep a bounded tail to explain.
 
 The child's stdout and stderr are copied byte for byte as they arrive (two reader threads, no line
-buffering, so tqdm bars still redraw). Only the last :data:`TAIL_BYTES` of the combined output are kept.
+buffering, so tqdm bars still redraw). What explaining needs of the combined output is kept as ``explain`` keeps
+a log (:mod:`.keep`): its head, its last :data:`TAIL_BYTES`, and a window around every error in between.
 Signals sent to dtypefix are forwarded to the child: TERM, HUP, and USR1/USR2 (Slurm's pre-emption warning);
 INT too, unless it came from a terminal, whose Ctrl-C already reached the whole process group (forwarding it
 again would interrupt the child's own clean-up). A second TERM escalates to KILL after :data:`KILL_GRACE`
@@ -18,9 +19,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import BinaryIO
+
+from .keep import Keeper
 
 __all__ = ["RunResult", "run_command"]
 
@@ -40,26 +42,23 @@ class RunResult:
     returncode: int
     """Exit status as a shell reports it (128 + N for a signal)."""
     tail: bytes
-    """The last bytes of stdout and stderr, interleaved in arrival order."""
+    """The kept bytes of stdout and stderr (head, errors, tail), interleaved in arrival order."""
 
 
 class _Tail:
+    """A :class:`~.keep.Keeper` shared by the two reader threads."""
+
     def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.chunks: deque[bytes] = deque()
-        self.size = 0
+        self.keeper = Keeper(limit)
         self.lock = threading.Lock()
 
     def add(self, chunk: bytes) -> None:
         with self.lock:
-            self.chunks.append(chunk)
-            self.size += len(chunk)
-            while self.size - len(self.chunks[0]) >= self.limit:
-                self.size -= len(self.chunks.popleft())
+            self.keeper.add(chunk)
 
     def value(self) -> bytes:
         with self.lock:
-            return b"".join(self.chunks)[-self.limit :]
+            return self.keeper.value()[0]
 
 
 def _pump(source: BinaryIO, sink: BinaryIO, tail: _Tail) -> None:

@@ -225,11 +225,13 @@ class ErrorCondition:
         """
         for exc_type, message in incident.exceptions:
             short = exc_type.rsplit(".", 1)[-1]
-            if self.type is not None and not (self.type.search(short) or self.type.search(exc_type)):
+            # An empty type is unknown (a message pasted without it): the message alone has to match.
+            if self.type is not None and exc_type and not (self.type.search(short) or self.type.search(exc_type)):
                 continue
             found = self.message.search(message)
             if found:
-                return ErrorHit(_groups(found), f"{short}: {message.splitlines()[0][:200]}", "traceback")
+                first = message.splitlines()[0][:200] if message.strip() else ""
+                return ErrorHit(_groups(found), f"{short}: {first}" if short else first, "traceback")
         if self.type is None:
             found = self.message.search(incident.text)
             if found and (not incident.has_own_exception or _continues_an_exception(found.group(0), incident)):

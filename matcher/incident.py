@@ -15,6 +15,7 @@ from .configs import Config, find_embedded
 from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
 from .packages import PackageVersion, parse_versions
+from .recover import bare_error_lines, recover_error_lines, variant_lines
 from .source import from_text
 from .traceback import ErrorLine, Stack, find_error_lines, parse_stacks
 
@@ -45,6 +46,9 @@ class Incident:
 
     root_rank: str = ""
     """The global rank torchrun names as the first observed failure (``"3"``), when it printed one."""
+    error_line_missing: bool = False
+    """The paste ends inside a traceback, before its exception line, and no other line names an exception: what
+    is proposed comes from the frames (and a ``raise`` shown in them) alone."""
 
     @functools.cached_property
     def primary(self) -> Stack | ErrorLine | None:
@@ -57,18 +61,22 @@ class Incident:
                 if _rank_of(stack.stream) == self.root_rank and stack.short_type not in _WRAPPERS:
                     return stack
         for stack in reversed(self.stacks):
-            if stack.short_type not in _WRAPPERS:
+            if stack.exc_type and stack.short_type not in _WRAPPERS:
                 return stack
         for line in reversed(self.error_lines):
-            if line.exc_type.rsplit(".", 1)[-1] not in _WRAPPERS:
+            if line.exc_type and line.exc_type.rsplit(".", 1)[-1] not in _WRAPPERS:
+                return line
+        # Recovered without a type (a message pasted alone, behind an app's prefix): the first one read.
+        for line in self.error_lines:
+            if not line.exc_type:
                 return line
         return self.stacks[-1] if self.stacks else None
 
     @property
     def has_own_exception(self) -> bool:
         """An exception other than a launcher's wrapper was found (a traceback or a ``Type: message`` line)."""
-        return any(s.short_type not in _WRAPPERS for s in self.stacks) or any(
-            line.exc_type.rsplit(".", 1)[-1] not in _WRAPPERS for line in self.error_lines
+        return any(s.exc_type and s.short_type not in _WRAPPERS for s in self.stacks) or any(
+            line.exc_type and line.exc_type.rsplit(".", 1)[-1] not in _WRAPPERS for line in self.error_lines
         )
 
     @property
@@ -77,8 +85,9 @@ class Incident:
 
     @property
     def has_complete_traceback(self) -> bool:
-        """A whole traceback (header included) is present, so a frame that is absent really is absent."""
-        return any(stack.frames and stack.complete for stack in self.stacks)
+        """A whole traceback (header and exception line included) is present, so a frame that is absent really is
+        absent. A paste cut before its exception line lost the frames nearest the error."""
+        return any(stack.frames and stack.complete and stack.error_line for stack in self.stacks)
 
     @functools.cached_property
     def exceptions(self) -> tuple[tuple[str, str], ...]:
@@ -143,6 +152,13 @@ def build_incident(
     for stream in source.streams:
         stacks.extend(parse_stacks(stream.text, stream.label))
         lines.extend(find_error_lines(stream.text, stream.label))
+        lines.extend(recover_error_lines(stream.text, stream.label))
+    if not any(s.exc_type for s in stacks) and not any(line.exc_type for line in lines):
+        # Nothing names an exception: a short paste's lines are the message itself.
+        for stream in source.streams:
+            lines.extend(bare_error_lines(stream.text, stream.label))
+    missing = _error_line_missing(stacks, lines)
+    lines.extend(variant_lines(stacks, lines))
     packages: dict[str, PackageVersion] = {}
     for extra in freeze:
         for name, version in parse_versions(extra).items():
@@ -168,7 +184,15 @@ def build_incident(
         hardware=parse_hardware(scan),
         notes=tuple(notes),
         root_rank=_root_rank(source.text),
+        error_line_missing=missing,
     )
+
+
+def _error_line_missing(stacks: list[Stack], lines: list[ErrorLine]) -> bool:
+    """The last traceback was cut before its exception line, and no other line shows the error (typed or not)."""
+    if not stacks or stacks[-1].error_line:
+        return False
+    return not any(s.error_line for s in stacks) and not lines
 
 
 _ROOT_CAUSE = re.compile(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,6}?\s*rank\s*:\s*(?P<rank>\d+)")

@@ -54,6 +54,9 @@ class Stack:
     """``cause`` or ``context`` when another exception follows in the same chain; empty for the last one."""
     complete: bool = True
     """False when the paste starts mid-traceback (no header): a frame missing from it proves nothing."""
+    error_line: bool = True
+    """False when the paste ends before the exception line (a cut paste): ``exc_type`` and ``message`` are then
+    what the last frame's ``raise T("...")`` source shows, or empty."""
 
     @property
     def short_type(self) -> str:
@@ -156,7 +159,9 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             continue
         if pending_chain and stacks:
             last = stacks[-1]
-            stacks[-1] = Stack(last.exc_type, last.message, last.frames, last.stream, pending_chain, last.complete)
+            stacks[-1] = Stack(
+                last.exc_type, last.message, last.frames, last.stream, pending_chain, last.complete, last.error_line
+            )
         pending_chain = ""
         complete = stripped == _HEADER
         if complete:
@@ -188,9 +193,38 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             if stripped == _HEADER:
                 break  # a traceback cut off before its exception line
             index += 1  # carets (^^^^), "[Previous line repeated N more times]", ExceptionGroup bars
+        raised = _raised(frames)
         if exc_type:
+            if raised and raised[0].rsplit(".", 1)[-1] == exc_type.rsplit(".", 1)[-1]:
+                message = _uncut(message, raised[1])
             stacks.append(Stack(exc_type, message, tuple(frames), stream, complete=complete))
+        elif frames:
+            # The paste ends before the exception line: what the last frame raises, if its source shows it.
+            exc_type, message = raised or ("", "")
+            stacks.append(Stack(exc_type, message, tuple(frames), stream, complete=complete, error_line=False))
     return stacks
+
+
+# ``raise ValueError("...")`` as the source line under the last frame; the literal may be an f-string.
+_RAISE = re.compile(
+    r"""^raise\s+(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Failure))\(\s*[rfbu]{0,2}(?P<q>["'])(?P<text>.*?)(?:(?P=q)|$)"""
+)
+
+
+def _raised(frames: list[Frame]) -> tuple[str, str] | None:
+    """``(type, literal)`` of a ``raise T("literal")`` shown as the last frame's source line."""
+    if not frames:
+        return None
+    found = _RAISE.match(frames[-1].code)
+    return (found["type"], found["text"]) if found and found["text"] else None
+
+
+def _uncut(message: str, literal: str) -> str:
+    """A final line cut short ("Torch not compiled with CU") completed from the raise it came from."""
+    first = message.split("\n", 1)[0].rstrip()
+    if first and "{" not in literal and len(first) < len(literal) and literal.startswith(first):
+        return literal + message[len(first) :] if "\n" in message else literal
+    return message
 
 
 # An exception type somewhere in a line: after a log prefix ("[rank0]:[E] ", "ERROR ", stray bytes).

@@ -58,6 +58,10 @@ def score_of(entry: KBEntry, inc) -> float | None:
     return found[0].score if found else None
 
 
+OTHER = "KeyError: 'input_ids'"
+"""An exception of the input's own: prose around it is not a message pasted without its type."""
+
+
 # --- anchor -------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("errors", "text", "weight"),
@@ -65,10 +69,12 @@ def score_of(entry: KBEntry, inc) -> float | None:
         ([{"type": "RuntimeError", "message": "boom", "weight": 2}], ERROR, 2.0),
         ([{"message": "boom", "weight": 2}, {"message": "boom happened", "weight": 4}], ERROR, 4.0),
         ([{"type": "ValueError", "message": "boom", "weight": 2}], ERROR, None),
-        ([{"type": "RuntimeError", "message": "boom", "weight": 2}], "prose: boom happened here", None),
+        ([{"type": "RuntimeError", "message": "boom", "weight": 2}], "prose: boom happened here\n" + OTHER, None),
         ([{"message": "boom", "weight": 2}], "prose: boom happened here", 2.0),
+        # A short paste that names no exception is the message itself, pasted without its type (issue 14).
+        ([{"type": "RuntimeError", "message": "boom", "weight": 2}], "boom happened here", 2.0),
     ],
-    ids=["typed", "heaviest-wins", "other-type", "typed-not-in-prose", "untyped-in-prose"],
+    ids=["typed", "heaviest-wins", "other-type", "typed-not-in-prose", "untyped-in-prose", "typed-message-alone"],
 )
 def test_anchor_is_the_heaviest_matching_error_pattern(errors, text, weight) -> None:
     found = anchor(make(errors=errors), incident(text))

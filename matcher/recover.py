@@ -1,0 +1,217 @@
+"""Errors as people paste them: recover ``(type, message)`` pairs that the plain readers miss.
+
+:mod:`.traceback` reads what Python prints. Reports rarely look like that: a UI shows the message without its
+exception type, an application puts its own prefix in front ("Error during inference: ..."), a server quotes
+the message inside its own log line (``Error: Warmup(Generation("..."))``, a JSON body, a repr), a terminal
+wraps a long line, a copy stops mid-line. Each reader here turns one such shape back into an
+:class:`~.traceback.ErrorLine`. A type that the paste does not show stays empty: an empty ``exc_type`` means
+*unknown*, and an error pattern that names a type accepts it (the message has to match all the same).
+
+Every reader looks only at lines a cheap search has found first, so a large log costs one pass per shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .traceback import _EMBEDDED_EXCEPTION, _EXCEPTION, _FRAME, _MAX_LINE, ErrorLine, Stack, find_error_lines
+
+__all__ = ["bare_error_lines", "recover_error_lines", "variant_lines", "variants"]
+
+# "RuntimeError:" alone on its line, the message on the next ones.
+_TYPE_ALONE = re.compile(r"[ \t]*(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure)):[ \t]*$")
+# A repr'd exception: RuntimeError('...') / ValueError("...") inside another program's output.
+_REPR = re.compile(r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure))\((?P<q>['\"])(?P<text>.*)")
+_RAISE_SOURCE = re.compile(r"^\s*raise\s")
+_QUOTE_HINTS = ("Error(", "Exception(", "Failure(", "\\n", '\\"', '("', "with error '")
+_QUOTE_HINT = re.compile(r"(?:Error|Exception|Failure)\(['\"]|\\[n\"]|\(\"|with error '")
+_JSON_STRING = re.compile(r'"(?P<body>(?:[^"\\]|\\.){15,})"')
+# Escapes of a JSON string or a Python repr: \n, \t, \", \', \\.
+_ESCAPE = re.compile(r"\\(?P<c>[nt\"'\\/])")
+_UNESCAPE = {"n": "\n", "t": " ", '"': '"', "'": "'", "\\": "\\", "/": "/"}
+# An application's or a logger's prefix with no exception type: "Error during inference: msg", ComfyUI's
+# "!!! Exception during processing !!! msg",
+# "!!! ERROR during execution: msg", "[ERROR] msg", "ERROR 07-21 14:34:24 file.py:62] msg", "E0721 ... x.cc:9] msg".
+_PREFIXED = re.compile(
+    r"(?i:\b(?:error|exception|failed|failure)\b)"
+    r"(?P<sep>[^:\]\n'\"(]{0,60}?[:\]] |[^\]\n]{0,80}?\.\w+:\d+\] |[^!\n]{0,60}?!!! )"
+    r"[ \t]*(?P<message>\S[^\n]{9,})$"
+)
+_CODE = re.compile(r"(?:raise|return|File \")\b")  # a source line behind a logger's prefix, not a message
+# ComfyUI's error report: "- **Exception Type:** RuntimeError", then "- **Exception Message:** msg".
+_REPORT = re.compile(r"Exception Type:\**\s*(?P<type>[\w.]+)\s*\n[^\n]*?Exception Message:\**\s*(?P<message>[^\n]+)")
+_PREFIX_HINTS = ("rror", "RROR", "xception", "XCEPTION", "ailed", "AILED", "ailure", "AILURE")
+_PREFIX_HINT = re.compile(r"(?i)\b(?:error|exception|failed|failure)\b")
+_GLOG = re.compile(r"^[EF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] (?P<message>\S.{9,})$")
+# A message quoted in a wrapper: Generation("msg"), with error 'msg', "detail": "msg".
+_QUOTED = re.compile(r"""(?P<q>["'])(?P<text>[^"'\n]{15,})(?:(?P=q)|$)""")
+_SHORT_PASTE_LINES = 12
+_MAX_RECOVERED = 200
+
+
+def recover_error_lines(text: str, stream: str) -> list[ErrorLine]:
+    """Error lines that ``text`` shows in a shape other than ``Type: message`` (:func:`variant_lines` adds the
+    damaged readings of every exception, these included)."""
+    found: list[ErrorLine] = []
+    found.extend(_type_alone(text, stream))
+    found.extend(_quoted(text, stream))
+    found.extend(_prefixed(text, stream))
+    if "Exception Type:" in text:
+        found.extend(ErrorLine(m["type"], m["message"].strip(), stream) for m in _REPORT.finditer(text))
+    return found[:_MAX_RECOVERED]
+
+
+def variant_lines(stacks: Iterable[Stack], lines: Iterable[ErrorLine]) -> list[ErrorLine]:
+    """Each exception again under the readings :func:`variants` gives its message."""
+    known = [(s.exc_type, s.message, s.stream) for s in stacks if s.message]
+    known += [(e.exc_type, e.message, e.stream) for e in lines]
+    return [ErrorLine(exc_type, v, stream) for exc_type, message, stream in known for v in variants(message)]
+
+
+def _lines_with(literals: tuple[str, ...], text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each line holding one of ``literals``, in order: one ``str.find`` pass per literal
+    (memchr speed), where one regex with alternatives would try every position of a large log."""
+    spans: set[tuple[int, int]] = set()
+    for literal in literals:
+        index = text.find(literal)
+        while index >= 0:
+            start = text.rfind("\n", 0, index) + 1
+            end = text.find("\n", index)
+            end = len(text) if end < 0 else end
+            spans.add((start, end))
+            index = text.find(literal, end)
+    return sorted(spans)
+
+
+def _type_alone(text: str, stream: str) -> list[ErrorLine]:
+    found: list[ErrorLine] = []
+    for start, end in _lines_with(("Error:", "Exception:", "Failure:"), text):
+        hit = _TYPE_ALONE.match(text, start, end)
+        if hit is None:
+            continue
+        rest = text[end + 1 : end + 1 + 6 * _MAX_LINE].split("\n", 6)[:6]
+        parts: list[str] = []
+        for line in rest:
+            if not line.strip() or _FRAME.match(line) or _EXCEPTION.match(line.strip()):
+                break
+            parts.append(line.strip())
+        if parts:
+            found.append(ErrorLine(hit["type"], "\n".join(parts), stream))
+            if len(found) >= _MAX_RECOVERED:
+                break
+    return found
+
+
+def _unescape(value: str) -> str:
+    return _ESCAPE.sub(lambda m: _UNESCAPE[m["c"]], value)
+
+
+def _quoted(text: str, stream: str) -> list[ErrorLine]:
+    """Messages inside another program's line: a repr, a JSON body, a server's wrapper around a quoted string."""
+    found: list[ErrorLine] = []
+    for start, end in _lines_with(_QUOTE_HINTS, text):
+        line = text[start : min(end, start + _MAX_LINE)]
+        if not _QUOTE_HINT.search(line):
+            continue
+        if _RAISE_SOURCE.match(line) or _FRAME.match(line):
+            continue  # a traceback's own lines (Windows paths hold "\\n"): the traceback reader has them
+        for hit in _REPR.finditer(line):
+            body = _close(hit["text"], hit["q"])
+            found.append(ErrorLine(hit["type"], _unescape(body).strip(), stream))
+        if '\\"' in line or "\\n" in line:
+            # JSON string literals (or a Debug / repr value) holding a message or a whole traceback, escaped.
+            for literal in _JSON_STRING.finditer(line):
+                decoded = _unescape(literal["body"])
+                found.extend(find_error_lines(decoded, stream))
+                found.extend(_type_alone(decoded, stream))
+                if literal["body"] != decoded and not _EXCEPTION.match(decoded) and " " in decoded.strip():
+                    found.extend(_wrapped(decoded, stream))
+        if '("' in line or "with error '" in line:
+            for quote in _QUOTED.finditer(_unescape(line)):
+                found.extend(_wrapped(quote["text"], stream))
+    return found
+
+
+def _wrapped(inner: str, stream: str) -> list[ErrorLine]:
+    """A quoted message: typed when it names its type, untyped otherwise."""
+    inner = inner.strip()
+    typed = _EXCEPTION.match(inner) or _EMBEDDED_EXCEPTION.search(inner)
+    if typed and typed["message"]:
+        return [ErrorLine(typed["type"], typed["message"].strip(), stream)]
+    return [ErrorLine("", inner, stream)] if " " in inner and len(inner) >= 15 else []
+
+
+def _close(body: str, quote: str) -> str:
+    """The literal up to its closing quote (``\\"`` escapes skipped); the whole rest when the paste cut it."""
+    index = 0
+    while True:
+        end = body.find(quote, index)
+        if end < 0:
+            return body.rstrip(")")
+        if end > 0 and body[end - 1] == "\\":
+            index = end + 1
+            continue
+        return body[:end]
+
+
+def _prefixed(text: str, stream: str) -> list[ErrorLine]:
+    """A message behind an application's or a logger's prefix, its exception type left out."""
+    found: list[ErrorLine] = []
+    for start, end in _lines_with(_PREFIX_HINTS, text):
+        line = text[start : min(end, start + _MAX_LINE)].strip()
+        if not _PREFIX_HINT.search(line):
+            continue
+        if _EXCEPTION.match(line) or _EMBEDDED_EXCEPTION.search(line) or _FRAME.match(line):
+            continue  # a typed line: the plain reader has it
+        hit = _GLOG.match(line) or _PREFIXED.search(line)
+        if hit and not _CODE.match(hit["message"]):
+            found.append(ErrorLine("", hit["message"].strip(), stream))
+    return found
+
+
+def bare_error_lines(text: str, stream: str) -> list[ErrorLine]:
+    """A short paste that names no exception (the caller checks the whole input for one): its lines are the
+    message, as a UI or a reporter copied it. A stream holding frames is a cut traceback, not a message."""
+    lines = [line.strip() for line in text.strip().split("\n", _SHORT_PASTE_LINES + 1)]
+    if len(lines) > _SHORT_PASTE_LINES or any(_FRAME.match(line) or line.startswith("Traceback (") for line in lines):
+        return []
+    kept = [line for line in (full[:_MAX_LINE] for full in lines) if line and not _NOT_A_MESSAGE.search(line)]
+    if not kept:
+        return []
+    found = [ErrorLine("", line, stream) for line in kept]
+    if len(kept) > 1:
+        found.append(ErrorLine("", "\n".join(kept), stream))
+    return found
+
+
+# Lines of a short paste that are not the message: carets, a warning (a warning is not the error; entries read
+# warnings from the log), source code, a command line.
+_NOT_A_MESSAGE = re.compile(
+    r"^[\s^~]*$|(?<!\w)\w+Warning: |^warnings\.warn\(|^(?:raise|return)\s|^\$ |^(?:python3?|torchrun|accelerate|deepspeed"
+    r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |\s--\w"
+)
+
+
+_WORD_END = re.compile(r"[A-Za-z0-9_]$")
+_WORD_START = re.compile(r"^[A-Za-z0-9_]")
+
+
+def variants(message: str) -> list[str]:
+    """Readings of a message that a terminal or a copy has damaged: lines wrapped at the terminal's width
+    joined back (at a space, or inside a word), and a quote the cut left open closed again."""
+    out: list[str] = []
+    lines = [line.strip() for line in message.split("\n")[:6] if line.strip()]
+    if len(lines) > 1:
+        out.append(" ".join(lines))
+        glued = lines[0]
+        for line in lines[1:]:
+            glued += line if _WORD_END.search(glued) and _WORD_START.match(line) else " " + line
+        if glued != out[0]:
+            out.append(glued)
+    for text in (message, *out):
+        last = text.rstrip()
+        for quote in ("'", '"'):
+            if last.count(quote) % 2 == 1 and not last.endswith(quote):
+                out.append(last + quote)
+    return out

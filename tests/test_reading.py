@@ -1,0 +1,267 @@
+"""Errors read the way people paste them (issue 14, section 3).
+
+Every input below is a real paste from a public report (URL above it), trimmed and anonymised; where a test
+damages one (cuts it, wraps it), it says how. None comes from the held-out sample (tests/heldout/).
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from dtypefix.cli import keep
+from dtypefix.cli.inputs import _read_bounded
+from dtypefix.matcher import build_incident, explain
+from dtypefix.matcher.recover import variants
+from dtypefix.matcher.traceback import parse_stacks
+
+
+def _first(text: str) -> tuple[str, str] | None:
+    report = explain(text)
+    return (report.matches[0].entry.id, report.matches[0].confidence) if report.matches else None
+
+
+# https://github.com/Comfy-Org/ComfyUI/issues/6907 (the title: the message as a UI shows it, no type)
+MESSAGE_ALONE = "mat1 and mat2 must have the same dtype, but got Float and Half"
+# https://github.com/zjukg/KoPA/issues/11 (its title, without the "RuntimeError: " the traceback printed)
+MESSAGE_ALONE_2 = "expected mat1 and mat2 to have the same dtype, but got: float != c10::Half"
+
+
+@pytest.mark.parametrize("text", [MESSAGE_ALONE, MESSAGE_ALONE_2])
+def test_message_without_its_type_is_read_as_the_error(text: str) -> None:
+    typed = _first("RuntimeError: " + text)
+    assert typed is not None
+    assert _first(text) == typed  # the same answer as with the type
+    incident = build_incident(text)
+    assert incident.primary is not None and incident.primary.exc_type == ""  # the type stays unknown
+    assert not incident.has_own_exception
+
+
+def test_type_on_its_own_line_then_the_message() -> None:
+    # The KoPA #11 error as a terminal shows it when the message is long: "RuntimeError:" then the text.
+    text = "RuntimeError:\n" + MESSAGE_ALONE_2
+    (line,) = [e for e in build_incident(text).error_lines if e.exc_type == "RuntimeError"]
+    assert line.message == MESSAGE_ALONE_2
+    assert _first(text) == _first("RuntimeError: " + MESSAGE_ALONE_2)
+
+
+# https://github.com/Comfy-Org/ComfyUI/issues/6907 (ComfyUI's error report: type and message on labelled lines)
+COMFY_REPORT = """# ComfyUI Error Report
+## Error Details
+- **Node ID:** 20
+- **Node Type:** KSampler
+- **Exception Type:** RuntimeError
+- **Exception Message:** mat1 and mat2 must have the same dtype, but got Float and Half
+## Stack Trace
+"""
+
+
+def test_labelled_type_and_message_of_an_error_report() -> None:
+    lines = build_incident(COMFY_REPORT).error_lines
+    assert ("RuntimeError", MESSAGE_ALONE) in [(e.exc_type, e.message) for e in lines]
+    assert _first(COMFY_REPORT) == _first("RuntimeError: " + MESSAGE_ALONE)
+
+
+# https://github.com/guandeh17/Self-Forcing/issues/10 (an application's own prefix, no type, no traceback)
+APP_PREFIX = """📡 Frame sender thread started
+Moving DynamicSwap_WanTextEncoder to cuda:0 with preserved memory: 24.423619747161865 GB
+🔄 Processing block 1/7
+❌ Generation failed: mat1 and mat2 must have the same dtype, but got BFloat16 and Half
+📡 Frame sender thread stopped
+"""
+
+# https://github.com/kijai/ComfyUI-KJNodes/issues/503 (ComfyUI's prefix, then a traceback the paste cut short)
+COMFY_PREFIX = """!!! Exception during processing !!! expected mat1 and mat2 to have the same dtype, but got: float != struct c10::BFloat16
+Traceback (most recent call last):
+  File "E:\\Comfy\\ComfyUI_windows_portable\\ComfyUI\\execution.py", line 518, in execute
+    output_data, output_ui, has_subgraph, has_pending_tasks = await get_output_data(prompt_id, unique_id, obj, input_data_all)
+"""
+
+
+def test_message_behind_an_applications_prefix() -> None:
+    lines = [e.message for e in build_incident(APP_PREFIX).error_lines if not e.exc_type]
+    assert "mat1 and mat2 must have the same dtype, but got BFloat16 and Half" in lines
+    assert _first(APP_PREFIX) == _first(
+        "RuntimeError: mat1 and mat2 must have the same dtype, but got BFloat16 and Half"
+    )
+    incident = build_incident(COMFY_PREFIX)
+    assert "expected mat1 and mat2 to have the same dtype, but got: float != struct c10::BFloat16" in [
+        e.message for e in incident.error_lines
+    ]
+    assert not incident.error_line_missing  # the prefix line holds the error the cut traceback lost
+    first = _first(COMFY_PREFIX)
+    assert first is not None and first[0] == _first("RuntimeError: " + MESSAGE_ALONE_2)[0]  # type: ignore[index]
+
+
+# https://github.com/huggingface/text-generation-inference/issues/1104 (the router's log: the Python error quoted,
+# escaped, inside a Rust Debug value; the timestamp and the logger's prefix left as printed)
+TGI_WARMUP = """2023-10-05T12:01:28.190295Z ERROR warmup{max_input_length=1024 max_prefill_tokens=4096}:warmup: text_generation_client: router/client/src/lib.rs:33: Server error: "addmm_impl_cpu_" not implemented for 'Half'
+Error: Warmup(Generation("\\"addmm_impl_cpu_\\" not implemented for 'Half'"))
+2023-10-05T12:01:28.210989Z ERROR text_generation_launcher: Webserver Crashed
+2023-10-05T12:01:28.211005Z  INFO text_generation_launcher: Shutting down shards
+Error: WebserverFailed
+"""
+
+# https://github.com/nlzy/vllm-gfx906/issues/58 (vLLM's engine log: the worker's error quoted in another one)
+VLLM_QUOTED = """(EngineCore_DP0 pid=122) ERROR 12-19 17:42:58 [core.py:842]   File "/opt/torchenv/lib/python3.12/site-packages/vllm/v1/executor/multiproc_executor.py", line 341, in get_response
+(EngineCore_DP0 pid=122) ERROR 12-19 17:42:58 [core.py:842]     raise RuntimeError(
+(EngineCore_DP0 pid=122) ERROR 12-19 17:42:58 [core.py:842] RuntimeError: Worker failed with error 'expected mat1 and mat2 to have the same dtype, but got: float != c10::Half', please check the stack trace above for the root cause
+"""
+
+
+def test_message_quoted_in_a_servers_log() -> None:
+    messages = [e.message for e in build_incident(TGI_WARMUP).error_lines]
+    assert "\"addmm_impl_cpu_\" not implemented for 'Half'" in messages  # unescaped from the Debug value
+    typed = _first("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'")
+    assert typed is not None and _first(TGI_WARMUP) == typed
+    messages = [e.message for e in build_incident(VLLM_QUOTED).error_lines]
+    assert MESSAGE_ALONE_2 in messages
+    assert "raise RuntimeError(" not in messages  # a source line behind the logger's prefix is no message
+    assert _first(VLLM_QUOTED) == _first("RuntimeError: " + MESSAGE_ALONE_2)
+
+
+def test_message_behind_a_logging_prefix_without_a_type() -> None:
+    # The TGI #1104 router line alone: "ERROR ...: Server error: <message>".
+    line = TGI_WARMUP.splitlines()[0]
+    assert "\"addmm_impl_cpu_\" not implemented for 'Half'" in [e.message for e in build_incident(line).error_lines]
+    assert _first(line) == _first("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'")
+
+
+def test_json_escaped_and_repr_messages() -> None:
+    # The TGI #1104 message as a JSON body and as a Python repr carry it (escaped quotes, \n).
+    body = (
+        '{"error": "RuntimeError: \\"addmm_impl_cpu_\\" not implemented for \'Half\'\\n", "error_type": "generation"}'
+    )
+    found = [(e.exc_type, e.message) for e in build_incident(body).error_lines]
+    assert ("RuntimeError", "\"addmm_impl_cpu_\" not implemented for 'Half'") in found
+    shown = "task failed: RuntimeError('\"addmm_impl_cpu_\" not implemented for \\'Half\\'')"
+    found = [(e.exc_type, e.message) for e in build_incident(shown).error_lines]
+    assert ("RuntimeError", "\"addmm_impl_cpu_\" not implemented for 'Half'") in found
+
+
+def test_cut_and_wrapped_lines() -> None:
+    typed = _first("RuntimeError: " + MESSAGE_ALONE_2)
+    # A missing closing quote: the TGI #1104 message cut before its last character.
+    cut = 'RuntimeError: "addmm_impl_cpu_" not implemented for \'Half'
+    assert "\"addmm_impl_cpu_\" not implemented for 'Half'" in [e.message for e in build_incident(cut).error_lines]
+    assert _first(cut) == _first(cut + "'")
+    # Wrapped at an 80-column terminal, at a space and inside a word.
+    line = "RuntimeError: " + MESSAGE_ALONE_2
+    assert _first(line[:52] + "\n" + line[52:]) == typed  # "...same dtype," / "but got..." at a space
+    assert _first(line[:60] + "\n" + line[60:]) == typed  # broken in the middle of a word
+    assert variants("expected mat1 and mat2 to have the same dt\nype") == [
+        "expected mat1 and mat2 to have the same dt ype",
+        "expected mat1 and mat2 to have the same dtype",
+    ]
+
+
+# https://github.com/facebookresearch/detectron2/issues/460 (the frame and its raise; the paste is cut before the
+# final "AssertionError: ..." line, as a copy that stops one line short leaves it)
+RAISE_NO_FINAL_LINE = """Traceback (most recent call last):
+  File "/home/user/train.py", line 12, in <module>
+    model.cuda()
+  File "/home/user/anaconda3/envs/tf-gpu/lib/python3.7/site-packages/torch/cuda/__init__.py", line 95, in _check_driver
+    raise AssertionError("Torch not compiled with CUDA enabled")
+"""
+
+
+def test_raise_shown_as_source_when_the_final_line_is_missing() -> None:
+    (stack,) = parse_stacks(RAISE_NO_FINAL_LINE)
+    assert (stack.exc_type, stack.message, stack.error_line) == (
+        "AssertionError",
+        "Torch not compiled with CUDA enabled",
+        False,
+    )
+    report = explain(RAISE_NO_FINAL_LINE)
+    assert report.incident.error_line_missing
+    assert report.matches and all(m.confidence == "low" for m in report.matches)  # proposed, never confidently
+    with_line = explain(RAISE_NO_FINAL_LINE + "AssertionError: Torch not compiled with CUDA enabled\n")
+    assert with_line.matches[0].entry.id == report.matches[0].entry.id
+    assert not with_line.incident.error_line_missing
+
+
+def test_final_line_cut_mid_word_is_completed_from_the_raise() -> None:
+    cut = RAISE_NO_FINAL_LINE + "AssertionError: Torch not compiled with CU"
+    (stack,) = parse_stacks(cut)
+    assert stack.message == "Torch not compiled with CUDA enabled" and stack.error_line
+    full = explain(RAISE_NO_FINAL_LINE + "AssertionError: Torch not compiled with CUDA enabled")
+    assert _first(cut) == (full.matches[0].entry.id, full.matches[0].confidence)
+
+
+# https://github.com/locuslab/TCN/issues/67 (frames only: the paste stops inside the last frame's source line)
+FRAMES_ONLY = """Traceback (most recent call last):
+  File "D:\\user\\TCN\\adding_problem\\add_test.py", line 63, in <module>
+    model.cuda()
+  File "D:\\anaconda3\\envs\\script\\lib\\site-packages\\torch\\nn\\modules\\module.py", line 688, in cuda
+    return self._apply(lambda t: t.cuda(device))
+  File "D:\\anaconda3\\envs\\script\\lib\\site-packages\\torch\\cuda\\__init__.py", line 210, in _lazy_init
+"""
+
+
+def test_traceback_without_its_final_line_says_so() -> None:
+    report = explain(FRAMES_ONLY)
+    incident = report.incident
+    assert incident.error_line_missing
+    (stack,) = incident.stacks
+    assert stack.frames and not stack.error_line and stack.exc_type == ""
+    assert not incident.has_complete_traceback  # the frames nearest the error are gone: absence proves nothing
+    assert all(m.confidence == "low" for m in report.matches)
+    # A whole traceback, and a one-line error, are not "missing" anything.
+    assert not explain("RuntimeError: " + MESSAGE_ALONE_2).incident.error_line_missing
+    assert not explain(MESSAGE_ALONE_2).incident.error_line_missing
+
+
+def test_error_line_missing_is_reported_in_both_languages() -> None:
+    from dtypefix.cli.i18n import t
+    from dtypefix.cli.json_output import report_json
+    from dtypefix.cli.markdown import format_report
+
+    report = explain(RAISE_NO_FINAL_LINE)
+    for lang in ("en", "zh"):
+        assert t("read.error_line_missing", lang) in format_report(report, lang)
+        assert t("read.error_line_missing", lang) not in format_report(explain(COMFY_REPORT), lang)
+    assert report_json(report)["extracted"]["error_line_missing"] is True
+
+
+# https://github.com/zjukg/KoPA/issues/11 (the traceback, trimmed), buried in a log of any size.
+KOPA = """Traceback (most recent call last):
+  File "/home/user/pymp_kopa/inference_kopa.py", line 78, in <module>
+    generate_ids = model.generate(
+  File "/home/user/anaconda3/envs/alpaca/lib/python3.9/site-packages/peft/peft_model.py", line 1034, in generate
+    outputs = self.base_model.generate(**kwargs)
+  File "/home/user/anaconda3/envs/alpaca/lib/python3.9/site-packages/torch/nn/modules/linear.py", line 114, in forward
+    return F.linear(input, self.weight, self.bias)
+RuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::Half
+"""
+
+
+def _noise(size: int) -> bytes:
+    line = b"[rank3]: {'loss': 0.4312, 'grad_norm': 1.27, 'learning_rate': 2e-05, 'epoch': 0.41}\n"
+    return line * (size // len(line))
+
+
+def test_an_error_followed_by_20_mb_of_output_is_kept() -> None:
+    data = _noise(3 << 20) + KOPA.encode() + _noise(20 << 20)
+    kept, dropped = _read_bounded(io.BytesIO(data))
+    assert dropped and KOPA.encode() in kept
+    assert len(kept) < 8 << 20  # head, tail and a window around the error: bounded
+    assert _first(kept.decode()) == _first(KOPA)
+
+
+def test_windows_are_bounded_and_the_first_errors_win(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keep, "MIDDLE_BYTES", 1 << 20)
+    first = b"ValueError: the first one\n"
+    data = _noise(2 << 20) + first + b"".join(b"RuntimeError: again\n" + _noise(200_000) for _ in range(100))
+    data += _noise(6 << 20)
+    keeper = keep.Keeper(1 << 20)
+    for start in range(0, len(data), 65536):  # the chunk size `dtypefix run` reads
+        keeper.add(data[start : start + 65536])
+    kept, dropped = keeper.value()
+    assert dropped and first in kept
+    assert len(kept) < keep.HEAD_BYTES + (1 << 20) + keep.MIDDLE_BYTES + keep.AFTER + (1 << 20)
+
+
+def test_small_input_is_kept_whole() -> None:
+    kept, dropped = _read_bounded(io.BytesIO(KOPA.encode()))
+    assert kept == KOPA.encode() and not dropped
