@@ -33,8 +33,8 @@ REPORTS = HELDOUT.load_sample()
 
 # Floors, from the figures measured when the sample was added (docs/coverage.md). Counts over the
 # 63 positives / 22 negatives of the sample; update them together with the sample.
-FLOOR_RIGHT_CAUSE_FIRST = 49
-FLOOR_RIGHT_FAMILY = 49
+FLOOR_RIGHT_CAUSE_FIRST = 50
+FLOOR_RIGHT_FAMILY = 50
 
 REQUIRED = ("id", "url", "repo", "kind", "key", "date", "log", "root_cause", "fix", "evidence", "confidence")
 
