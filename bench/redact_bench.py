@@ -10,7 +10,7 @@ import base64
 import os
 import time
 
-from dtypefix.matcher.redact import redact
+from dtypefix.cli.redact import redact
 
 SIZE = 4 << 20
 CASES = {

@@ -158,8 +158,8 @@ def lint(
 
     Example: dtypefix lint kb/deepspeed
     """
+    from dtypefix.kbtools.lint import lint_paths
     from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
-    from dtypefix.matcher.lint import lint_paths
 
     targets = [p.resolve() for p in (paths or [builtin_kb_dir()])]
     for target in targets:
@@ -195,7 +195,7 @@ def fmt(
 
     Example: dtypefix fmt kb/deepspeed/zeropp-quantized-weights-under-bf16.yaml
     """
-    from dtypefix.matcher.canonical import canonical_text
+    from dtypefix.kbtools.canonical import canonical_text
     from dtypefix.matcher.catalog import entry_files, read_entry_mapping
     from dtypefix.matcher.entry import EntryError
 

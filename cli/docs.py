@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from dtypefix.kbtools.census import CensusRow, census_dir, load_census, recognised_by
 from dtypefix.matcher import KBEntry
 from dtypefix.matcher.catalog import Catalog, builtin_kb_dir
-from dtypefix.matcher.census import CensusRow, census_dir, load_census, recognised_by
 
 from .markdown import format_entry
 

@@ -1,6 +1,6 @@
 """``dtypefix report``: a redacted, ready-to-file bug report in Markdown (or JSON).
 
-Everything that leaves the machine goes through :func:`dtypefix.matcher.redact.redact` first, and the report
+Everything that leaves the machine goes through :func:`dtypefix.cli.redact.redact` first, and the report
 ends with what was removed (kinds and counts, never the values).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dtypefix.cli.redact import redact
 from dtypefix.matcher import Report
-from dtypefix.matcher.redact import redact
 from dtypefix.matcher.traceback import Stack
 
 __all__ = ["format_bug_report", "report_data"]

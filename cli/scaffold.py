@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dtypefix.matcher.canonical import canonical_text
+from dtypefix.kbtools.canonical import canonical_text
+from dtypefix.kbtools.ids import AREA_RANGES, next_id, read_ledger, record_id
 from dtypefix.matcher.catalog import builtin_kb_dir, entry_files, read_entry_mapping
 from dtypefix.matcher.entry import EntryError
-from dtypefix.matcher.ids import AREA_RANGES, next_id, read_ledger, record_id
 
 from .inputs import InputError
 

@@ -17,9 +17,9 @@ Errors (the matcher never lets anything else escape for bad *input*; these are f
 The CLI adds one more, ``dtypefix.cli.inputs.InputError`` (unreadable or unusable user input: exit code 2).
 
 The API is ``__all__`` below (pinned by ``tests/test_public_api.py``); every module behind it is internal and may
-change between releases. The KB-editing tools (``lint``, ``canonical``, ``ids``, ``census``, ``bounds``) and the
-report's redaction (``redact``) sit beside the pipeline, never in it: nothing on the path from text to report
-imports them.
+change between releases. The KB-editing tools live apart in ``dtypefix.kbtools`` (``lint``, ``canonical``,
+``ids``, ``census``, ``bounds``) and the report's redaction in ``dtypefix.cli.redact``: nothing on the path from text
+to report imports them.
 
 Typical use::
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dtypefix.matcher.bounds import bound_keys, bound_problems
-from dtypefix.matcher.canonical import canonical_text
+from dtypefix.kbtools.bounds import bound_keys, bound_problems
+from dtypefix.kbtools.canonical import canonical_text
+from dtypefix.kbtools.lint import lint_paths
 from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.entry import KBEntry
-from dtypefix.matcher.lint import lint_paths
 
 PR = "https://github.com/deepspeedai/DeepSpeed/pull/5461"
 COMMIT = "https://github.com/deepspeedai/DeepSpeed/commit/bc48371c5e1fb8fd70fc79285e66201dbb65679b"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dtypefix.matcher.census import census_dir, load_census, recognised_by, template_regex
+from dtypefix.kbtools.census import census_dir, load_census, recognised_by, template_regex
 
 CENSUS = census_dir(Path(__file__).resolve().parent.parent / "kb")
 ROWS = load_census(CENSUS)

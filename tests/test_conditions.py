@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from dtypefix.cli.i18n import has
-from dtypefix.matcher.canonical import canonical_text
+from dtypefix.kbtools.canonical import canonical_text
+from dtypefix.kbtools.lint import lint_paths
 from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.conditions import EntryError, parse_group
 from dtypefix.matcher.facts import ENV_KEYS, NAMESPACES
-from dtypefix.matcher.lint import lint_paths
 
 HERE = Path("entry.yaml")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from dtypefix.matcher.canonical import canonical_text
+from dtypefix.kbtools.canonical import canonical_text
 from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 
 MESSAGE = "ValueError: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from dtypefix.kbtools.lint import run_example
 from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.entry import Example
-from dtypefix.matcher.lint import run_example
 
 _CATALOG = load_catalog(cache_dir=None)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dtypefix.matcher.canonical import canonical_text
+from dtypefix.kbtools.canonical import canonical_text
+from dtypefix.kbtools.lint import lint_paths
 from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
-from dtypefix.matcher.lint import lint_paths
 
 
 def test_shipped_kb_is_clean(catalog) -> None:

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from dtypefix.cli.markdown import format_check, format_entry, format_report
+from dtypefix.kbtools.lint import _example_incident
 from dtypefix.matcher import check
 from dtypefix.matcher.explain import explain_incident
-from dtypefix.matcher.lint import _example_incident
 
 # Syntax that only a regex writes (`.*` is left out: prose names `torch.cuda.*` and PEP 440 `!=1.4.*`).
 REGEX_SYNTAX = re.compile(r"\(\?P<|\(\?:|\(\?i\)|\\[dswbS.()\[\]]|\[\^|\|\w+\)\?|\.\+\?")

@@ -30,7 +30,7 @@ def test_wheel_contains_every_module_and_kb_file(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("dtypefix-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = set()
-    for folder, package in (("matcher", "dtypefix/matcher"), ("cli", "dtypefix/cli")):
+    for folder, package in (("matcher", "dtypefix/matcher"), ("kbtools", "dtypefix/kbtools"), ("cli", "dtypefix/cli")):
         expected |= {f"{package}/{p.relative_to(ROOT / folder).as_posix()}" for p in (ROOT / folder).glob("*.py")}
     kb = ROOT / "kb"
     expected |= {
@@ -40,4 +40,6 @@ def test_wheel_contains_every_module_and_kb_file(tmp_path: Path) -> None:
     }
     missing = sorted(expected - names)
     assert missing == []
-    assert not any(n.startswith(("kb/", "matcher/", "cli/")) for n in names), "no top-level kb/matcher/cli modules"
+    assert not any(n.startswith(("kb/", "matcher/", "kbtools/", "cli/")) for n in names), (
+        "no top-level kb/matcher/cli modules"
+    )

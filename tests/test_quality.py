@@ -33,11 +33,21 @@ def test_mypy_strict_is_clean(tmp_path: Path) -> None:
     mypy = _tool("mypy")
     view = tmp_path / "dtypefix"
     view.mkdir()
-    for package in ("matcher", "cli", "kb"):
+    for package in ("matcher", "kbtools", "cli", "kb"):
         (view / package).symlink_to(ROOT / package, target_is_directory=True)
     env = dict(os.environ, MYPYPATH=str(tmp_path))
     run = subprocess.run(
-        [mypy, "--cache-dir", str(tmp_path / ".mypy_cache"), "-p", "dtypefix.matcher", "-p", "dtypefix.cli"],
+        [
+            mypy,
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            "-p",
+            "dtypefix.matcher",
+            "-p",
+            "dtypefix.kbtools",
+            "-p",
+            "dtypefix.cli",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dtypefix.matcher.redact import redact
+from dtypefix.cli.redact import redact
 
 SECRETS = {
     "Hugging Face token": "export HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",

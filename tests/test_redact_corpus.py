@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dtypefix.matcher.redact import redact
+from dtypefix.cli.redact import redact
 
 # (input, the value that must not survive)
 LEAKS = [

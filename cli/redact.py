@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .regex import compile_pattern
+from dtypefix.matcher.regex import compile_pattern
 
 __all__ = ["Redaction", "redact"]
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .catalog import Catalog
-from .explain import explain
+from dtypefix.matcher.catalog import Catalog
+from dtypefix.matcher.explain import explain
 
 __all__ = ["CensusRow", "census_dir", "load_census", "recognised_by", "template_regex"]
 

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from packaging.utils import canonicalize_name
 
-from .entry import KBEntry
+from dtypefix.matcher.entry import KBEntry
 
 __all__ = ["bound_keys", "bound_problems"]
 

@@ -17,14 +17,15 @@ from urllib.parse import urlparse
 
 import yaml
 
+from dtypefix.matcher.catalog import Catalog, entry_files, read_entry_mapping
+from dtypefix.matcher.entry import EntryError, Example, KBEntry, entry_from_mapping
+from dtypefix.matcher.explain import explain_incident, incident_from
+from dtypefix.matcher.incident import Incident
+from dtypefix.matcher.result import Match
+
 from .bounds import bound_problems
 from .canonical import canonical_text
-from .catalog import Catalog, entry_files, read_entry_mapping
-from .entry import EntryError, Example, KBEntry, entry_from_mapping
-from .explain import explain_incident, incident_from
 from .ids import read_ledger
-from .incident import Incident
-from .result import Match
 
 __all__ = ["LintProblem", "lint_paths", "run_example"]
 
