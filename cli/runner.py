@@ -13,6 +13,7 @@ it), and at once: output still held open by the child's background processes is 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -83,16 +84,51 @@ def _kill_if_running(child: subprocess.Popen[bytes]) -> None:
         child.kill()
 
 
+def _on_a_terminal() -> bool:
+    try:
+        return sys.stdout.isatty() and sys.stderr.isatty() and os.name == "posix"
+    except (AttributeError, ValueError):
+        return False
+
+
+def _start_on_a_pty(
+    argv: list[str], env: dict[str, str], tail: _Tail
+) -> tuple[subprocess.Popen[bytes], list[threading.Thread]]:
+    """In a terminal, the child gets one too (a pty), so progress bars and colours look as they do without
+    dtypefix; its stdout and stderr then arrive as the terminal shows them, interleaved, and go to our stdout."""
+    import pty
+
+    master, slave = pty.openpty()
+    with contextlib.suppress(OSError):
+        import fcntl
+        import termios
+
+        size = fcntl.ioctl(sys.stdout.fileno(), termios.TIOCGWINSZ, b"\0" * 8)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, size)
+    try:
+        child = subprocess.Popen(argv, stdout=slave, stderr=slave, env=env)
+    except BaseException:
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    reader = os.fdopen(master, "rb", buffering=0)
+    return child, [threading.Thread(target=_pump, args=(reader, sys.stdout.buffer, tail), daemon=True)]
+
+
 def run_command(argv: list[str]) -> RunResult:
     """Run ``argv``; raises ``FileNotFoundError`` / ``PermissionError`` when it cannot start."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     tail = _Tail(TAIL_BYTES)
-    assert child.stdout is not None and child.stderr is not None
-    threads = [
-        threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, tail), daemon=True),
-        threading.Thread(target=_pump, args=(child.stderr, sys.stderr.buffer, tail), daemon=True),
-    ]
+    if _on_a_terminal():
+        child, threads = _start_on_a_pty(argv, env, tail)
+    else:
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert child.stdout is not None and child.stderr is not None
+        threads = [
+            threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, tail), daemon=True),
+            threading.Thread(target=_pump, args=(child.stderr, sys.stderr.buffer, tail), daemon=True),
+        ]
     for thread in threads:
         thread.start()
 

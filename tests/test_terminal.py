@@ -136,3 +136,11 @@ def test_cause_evidence_and_fix_within_twenty_lines_of_a_100_column_terminal(tmu
     assert first and "DTF" in first[0], screen[:5]
     assert any(line.lstrip().startswith("Fix:") for line in first), "\n".join(first)
     assert any("✔" in line or "Because" in line or "Error:" in line for line in first), "\n".join(first)
+
+
+@pytest.mark.slow
+def test_run_gives_the_child_a_terminal_when_dtypefix_runs_in_one(tmux) -> None:
+    child = "import sys; print('tty', sys.stdout.isatty(), sys.stderr.isatty()); sys.exit(4)"
+    command = f"{' '.join(map(shlex.quote, DTYPEFIX))} run -- {shlex.quote(sys.executable)} -c {shlex.quote(child)}; echo rc=$?"
+    screen = "\n".join(_screen(tmux, command))
+    assert "tty True True" in screen and "rc=4" in screen
