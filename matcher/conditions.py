@@ -386,8 +386,8 @@ class PackageCondition:
         return f"{self.name}{self.spec}"
 
     @classmethod
-    def parse(cls, item: Mapping[str, Any], where: Path, field: str, *, strict: bool = True) -> PackageCondition:
-        spec = check_specifier(item.get("spec"), where, f"{field}.spec") if strict else item["spec"]
+    def parse(cls, item: Mapping[str, Any], where: Path, field: str) -> PackageCondition:
+        spec = check_specifier(item.get("spec"), where, f"{field}.spec")
         return cls(
             item["name"].lower().replace("_", "-"),
             spec,
