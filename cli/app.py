@@ -140,7 +140,12 @@ def _command_for(argv: list[str]) -> click.Command:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map every failure to an exit code and one line."""
-    _register()
+    try:
+        _register()  # imports every command: a Ctrl-C can land here on a slow start
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError, ValueError):
+            typer.echo("dtypefix: interrupted", err=True)
+        return 130
     argv = sys.argv[1:] if argv is None else argv
     for stream in (sys.stdout, sys.stderr):
         # A terminal or pipe that is not UTF-8 (PYTHONIOENCODING=ascii, a latin-1 locale) gets degraded characters
