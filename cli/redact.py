@@ -162,19 +162,25 @@ def _host(match: Any, counts: Counter[str]) -> str:
 
 
 def redact(text: str) -> Redaction:
-    """Replace secrets and personal details in ``text``."""
+    """Replace secrets and personal details in ``text`` (one pass per rule)."""
     counts: Counter[str] = Counter()
     for kind, pattern, replacement in _RULES:
-        before = text
-        text = pattern.sub(replacement, text)
-        if text != before:
-            counts[kind] += _changes(before, text, pattern, replacement)
+        if callable(replacement):
+            text = pattern.sub(_counting(replacement, counts, kind), text)
+        else:
+            text, n = pattern.subn(replacement, text)
+            counts[kind] += n
     text = _FQDN.sub(lambda m: _host(m, counts), text)
-    return Redaction(text, dict(counts))
+    return Redaction(text, {kind: n for kind, n in counts.items() if n})
 
 
-def _changes(before: str, after: str, pattern: Any, replacement: Any) -> int:
-    """How many matches changed the text (a callable may leave a match as it was: a tokenizer setting)."""
-    if not callable(replacement):
-        return max(1, sum(1 for _ in pattern.finditer(before)))
-    return max(1, sum(1 for m in pattern.finditer(before) if replacement(m) != m.group(0)))
+def _counting(replacement: Callable[[Any], str], counts: Counter[str], kind: str) -> Callable[[Any], str]:
+    """The rule's replacement, counting only the matches it changed (a tokenizer setting is left as it was)."""
+
+    def replace(match: Any) -> str:
+        out = replacement(match)
+        if out != match.group(0):
+            counts[kind] += 1
+        return out
+
+    return replace
