@@ -13,6 +13,7 @@ import re
 
 from dtypefix.matcher import Evidence, Outcome, Reason
 from dtypefix.matcher.conditions import (
+    CODE_SEPARATOR,
     ConfigCondition,
     EnvCondition,
     ErrorCondition,
@@ -178,6 +179,8 @@ def _frame_target(condition: FrameCondition, lang: str) -> str:
         parts.append(_code(readable(condition.file_pattern, lang)))
     if condition.function_pattern:
         parts.append(t("frame.function", lang, function=_code(readable(condition.function_pattern, lang))))
+    if condition.code_pattern:
+        parts.append(t("frame.code", lang, code=_code(readable(condition.code_pattern, lang))))
     return " ".join(parts)
 
 
@@ -241,8 +244,10 @@ def describe(evidence: Evidence, lang: str) -> str:
         return t(key, lang, seen=_code(evidence.observed))
     if isinstance(condition, FrameCondition):
         if evidence.outcome is Outcome.HELD:
-            where, _, function = evidence.observed.rpartition(" in ")
-            return t("frame.held", lang, where=_code(where), function=_code(function))
+            place, _, line = evidence.observed.partition(CODE_SEPARATOR)
+            where, _, function = place.rpartition(" in ")
+            held = t("frame.held", lang, where=_code(where), function=_code(function))
+            return held + t("frame.code_held", lang, code=_code(line)) if line else held
         reason = {Reason.NO_FRAMES: "frame.no_frames", Reason.PARTIAL_TRACEBACK: "frame.partial"}
         return t(reason.get(evidence.reason, "frame.absent"), lang, what=_frame_target(condition, lang))
     if isinstance(condition, LogCondition):

@@ -139,6 +139,8 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "error.held": ("the error is {seen}", "报错是 {seen}"),
     "error.log": ("the log shows the message {seen}", "日志里出现了报错信息 {seen}"),
     "frame.function": ("in {function}", "中的 {function}"),
+    "frame.code": ("at a line calling {code}", "（调用 {code} 的那一行）"),
+    "frame.code_held": (", at {code}", "，即 {code} 这一行"),
     "frame.held": ("the error passed through {where} in {function}", "报错经过 {where} 的 {function}"),
     "frame.absent": ("the traceback does not pass through {what}", "traceback 没有经过 {what}"),
     "frame.no_frames": (

@@ -40,6 +40,7 @@ _ORDER = {
         "message",
         "file",
         "function",
+        "code",
         "pattern",
         "name",
         "spec",

@@ -258,9 +258,18 @@ def _groups(found: Any) -> dict[str, str]:
     return {k: v for k, v in found.groupdict().items() if v is not None}
 
 
+CODE_SEPARATOR = " :: "
+"""Between a held frame's place and the source line a ``code`` pattern matched, in ``Evidence.observed``."""
+
+
 @dataclass(frozen=True)
 class FrameCondition:
-    """A traceback frame, by file path and / or function name."""
+    """A traceback frame, by file path, function name and / or the source line printed under it.
+
+    ``code`` tells apart two causes that end in the same library frame with the same message: which call the
+    caller's frame made (``dispatch_model(...)`` inside ``from_pretrained``) survives a paste whose innermost
+    frames were cut.
+    """
 
     kind: ClassVar[str] = "frame"
     decider: ClassVar[str] = Input.TRACEBACK
@@ -268,12 +277,15 @@ class FrameCondition:
     function: Pattern | None = field(compare=False)
     file_pattern: str = ""
     function_pattern: str = ""
+    code: Pattern | None = field(default=None, compare=False)
+    code_pattern: str = ""
     weight: float = 2.0
     required: bool = False
 
     @property
     def label(self) -> str:
-        return " in ".join(p for p in (self.file_pattern, self.function_pattern) if p)
+        where = " in ".join(p for p in (self.file_pattern, self.function_pattern) if p)
+        return f"{where}: {self.code_pattern}" if self.code_pattern else where
 
     @classmethod
     def parse(cls, item: Mapping[str, Any], where: Path, field: str) -> FrameCondition:
@@ -284,6 +296,8 @@ class FrameCondition:
             function=_pattern(item["function"], where, f"{field}.function") if item.get("function") else None,
             file_pattern=item.get("file") or "",
             function_pattern=item.get("function") or "",
+            code=_pattern(item["code"], where, f"{field}.code") if item.get("code") else None,
+            code_pattern=item.get("code") or "",
             weight=_weight(item, where, field, 2.0),
             required=_required(item, where, field),
         )
@@ -294,11 +308,16 @@ class FrameCondition:
         for stack in incident.stacks:
             for frame in stack.frames:
                 path = frame.file.replace("\\", "/")  # Windows paths match the same patterns
-                if (self.file is None or self.file.search(path)) and (
-                    self.function is None or self.function.search(frame.function)
+                if (
+                    (self.file is None or self.file.search(path))
+                    and (self.function is None or self.function.search(frame.function))
+                    and (self.code is None or self.code.search(frame.code))
                 ):
                     shown = f"{frame.file.replace(chr(92), '/').rsplit('site-packages/', 1)[-1]}:{frame.line}"
-                    return Evidence(self, Outcome.HELD, Reason.MATCHED, f"{shown} in {frame.function}", "traceback")
+                    observed = f"{shown} in {frame.function}"
+                    if self.code is not None:
+                        observed += f"{CODE_SEPARATOR}{frame.code}"
+                    return Evidence(self, Outcome.HELD, Reason.MATCHED, observed, "traceback")
         if not incident.has_complete_traceback and not self.required:
             # A paste that starts mid-traceback lost its top frames; only a required frame (one that sits next to
             # the error, so it survives trimming) counts as absent.

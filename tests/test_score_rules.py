@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from dtypefix.matcher import Outcome, Reason
+from dtypefix.matcher.conditions import FrameCondition
 from dtypefix.matcher.configs import parse_config
 from dtypefix.matcher.entry import KBEntry, entry_from_mapping
 from dtypefix.matcher.incident import build_incident
@@ -282,3 +283,28 @@ def test_check_a_version_not_given_is_not_a_finding(freeze, kind) -> None:
 def test_untyped_pattern_searches_the_text_only_without_another_exception(text, anchored) -> None:
     entry = make(errors=[{"message": "(?s)boom.*(?:warning|bf16)", "weight": 1}])
     assert (anchor(entry, incident(text)) is not None) is anchored
+
+
+# --- a frame's source line -------------------------------------------------------------------------------------
+CUT_TRACEBACK = """Traceback (most recent call last):
+  File "/env/site-packages/transformers/modeling_utils.py", line 3977, in from_pretrained
+    dispatch_model(model, **device_map_kwargs)
+RuntimeError: boom happened here"""
+
+
+@pytest.mark.parametrize(
+    ("code", "held"),
+    [(r"\bdispatch_model\(", True), (r"\bmodel\.to\(", False)],
+)
+def test_a_frame_code_pattern_reads_the_line_under_the_frame(code: str, held: bool) -> None:
+    condition = FrameCondition.parse({"file": r"modeling_utils\.py", "code": code}, Path("x.yaml"), "frames[0]")
+    frame_ev = condition.evaluate(incident(CUT_TRACEBACK))
+    assert frame_ev.outcome is (Outcome.HELD if held else Outcome.FAILED)
+    if held:
+        assert frame_ev.observed.endswith("dispatch_model(model, **device_map_kwargs)")
+
+
+def test_a_frame_code_pattern_excludes_like_any_frame() -> None:
+    entry = make(match={"exclude": {"frames": [{"function": "^from_pretrained$", "code": r"dispatch_model\("}]}})
+    assert score_of(entry, incident(CUT_TRACEBACK)) is None
+    assert score_of(entry, incident(CUT_TRACEBACK.replace("dispatch_model", "model.to"))) is not None
