@@ -59,6 +59,14 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "only the message matches; the inputs below would decide.",
         "只有报错信息吻合；需要下面提到的输入才能判断。",
     ),
+    "conf.medium.complete": (
+        "some of this cause's own evidence holds, some does not.",
+        "这个原因的部分证据成立，另一部分不成立。",
+    ),
+    "conf.low.complete": (
+        "only the message matches; the rest of this cause's evidence does not hold.",
+        "只有报错信息吻合；这个原因的其他证据都不成立。",
+    ),
     "conf.family": (
         "what this message means; no specific cause has evidence of its own in the input.",
         "这是这条报错本身的含义；输入里还没有指向某个具体原因的证据。",

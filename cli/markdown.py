@@ -161,6 +161,8 @@ def _paren(text: str, lang: str) -> str:
 def _confidence_line(match: Match, lang: str) -> str:
     """Confidence in words, with what it means; the raw score is for JSON only."""
     key = "conf.family" if match.entry.is_family else f"conf.{match.confidence}"
+    if key in ("conf.medium", "conf.low") and not any(e.outcome is Outcome.UNKNOWN for e in match.evidence):
+        key += ".complete"  # no input left to ask for: do not point at one
     return f"**{t(match.confidence + '.confidence', lang)}** — {t(key, lang)}"
 
 

@@ -63,20 +63,23 @@ class _Tail:
 
 
 def _pump(source: BinaryIO, sink: BinaryIO, tail: _Tail) -> None:
-    fd = source.fileno()
-    while True:
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except OSError:
-            break
-        if not chunk:
-            break
-        tail.add(chunk)
-        try:
-            sink.write(chunk)
-            sink.flush()
-        except (BrokenPipeError, ValueError):
-            pass  # our reader went away; keep draining so the child is not blocked
+    """Copy ``source`` to ``sink`` until end of file, keeping what ``tail`` wants; the pump owns and closes
+    ``source`` (a pipe or the pty's master)."""
+    with source:
+        fd = source.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except OSError:
+                break
+            if not chunk:
+                break
+            tail.add(chunk)
+            try:
+                sink.write(chunk)
+                sink.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # our reader went away; keep draining so the child is not blocked
 
 
 def _kill_if_running(child: subprocess.Popen[bytes]) -> None:
@@ -117,26 +120,24 @@ def _start_on_a_pty(
 
 
 def run_command(argv: list[str]) -> RunResult:
-    """Run ``argv``; raises ``FileNotFoundError`` / ``PermissionError`` when it cannot start."""
+    """Run ``argv``; raises ``FileNotFoundError`` / ``PermissionError`` when it cannot start.
+
+    The signal handlers go in before the child starts: a TERM that arrives while it is starting is held and
+    sent to it once it runs, instead of killing dtypefix and orphaning the child.
+    """
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     tail = _Tail(TAIL_BYTES)
-    if _on_a_terminal():
-        child, threads = _start_on_a_pty(argv, env, tail)
-    else:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        assert child.stdout is not None and child.stderr is not None
-        threads = [
-            threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, tail), daemon=True),
-            threading.Thread(target=_pump, args=(child.stderr, sys.stderr.buffer, tail), daemon=True),
-        ]
-    for thread in threads:
-        thread.start()
-
     from_terminal = sys.stdin is not None and sys.stdin.isatty()
+    started: list[subprocess.Popen[bytes]] = []
+    held: list[int] = []
     terms = 0
 
     def forward(signum: int, _frame: object) -> None:
         nonlocal terms
+        if not started:
+            held.append(signum)
+            return
+        child = started[0]
         if child.poll() is not None:
             return
         if signum == signal.SIGINT and from_terminal:
@@ -151,6 +152,20 @@ def run_command(argv: list[str]) -> RunResult:
 
     previous = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
     try:
+        if _on_a_terminal():
+            child, threads = _start_on_a_pty(argv, env, tail)
+        else:
+            child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            assert child.stdout is not None and child.stderr is not None
+            threads = [
+                threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, tail), daemon=True),
+                threading.Thread(target=_pump, args=(child.stderr, sys.stderr.buffer, tail), daemon=True),
+            ]
+        for thread in threads:
+            thread.start()
+        started.append(child)
+        for signum in held:
+            forward(signum, None)
         returncode = child.wait()
         deadline = time.monotonic() + DRAIN_SECONDS
         for thread in threads:

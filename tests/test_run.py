@@ -135,3 +135,20 @@ def test_a_second_term_escalates_to_kill(tmp_path: Path, monkeypatch) -> None:
         _time.sleep(0.3)
         proc.send_signal(_signal.SIGTERM)
         assert proc.wait(timeout=20) == 128 + _signal.SIGKILL
+
+
+def test_a_term_that_arrives_while_the_child_starts_reaches_the_child(monkeypatch) -> None:
+    """The handlers are in place before the child starts: a TERM in that window is held, then forwarded."""
+    from dtypefix.cli import runner
+
+    real_popen = subprocess.Popen
+
+    def popen_after_a_term(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # lands while dtypefix is still starting the child
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(runner.subprocess, "Popen", popen_after_a_term)
+    started = time.monotonic()
+    result = runner.run_command([sys.executable, "-c", "import time; time.sleep(30)"])
+    assert result.returncode == 128 + signal.SIGTERM
+    assert time.monotonic() - started < 20

@@ -308,3 +308,19 @@ def test_a_frame_code_pattern_excludes_like_any_frame() -> None:
     entry = make(match={"exclude": {"frames": [{"function": "^from_pretrained$", "code": r"dispatch_model\("}]}})
     assert score_of(entry, incident(CUT_TRACEBACK)) is None
     assert score_of(entry, incident(CUT_TRACEBACK.replace("dispatch_model", "model.to"))) is not None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_confidence_words_ask_for_inputs_only_when_some_are_missing(lang: str) -> None:
+    from dtypefix.cli.i18n import t
+    from dtypefix.cli.markdown import _confidence_line
+
+    asks = t("conf.medium", lang)
+    config = {"configs": [{"path": "deepspeed.bf16.enabled", "value": True, "weight": 1}]}
+    pending = make(match={**config, "packages": [{"name": "deepspeed", "spec": "<1", "weight": 1}]})
+    settled = make(match=config)
+    known = score_entries([settled], incident(config=DS_BF16))[0]
+    unknown = score_entries([pending], incident(config=DS_BF16))[0]
+    assert known.confidence == unknown.confidence == "medium"
+    assert asks not in _confidence_line(known, lang)
+    assert asks in _confidence_line(unknown, lang)
