@@ -130,6 +130,20 @@ def bench_log_size(work: Path, env: dict[str, str], sizes_mb: list[int]) -> None
     print()
 
 
+def bench_traceback_flood(work: Path, env: dict[str, str], counts: list[int]) -> None:
+    print("## 4. A flood of distinct tracebacks (a loop that logs and goes on), the real error last")
+    flood = 'Traceback (most recent call last):\n  File "train.py", line 7, in <module>\n    step()\nKeyError: {i}\n'
+    last = "RuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::BFloat16\n"
+    for count in counts:
+        log = work / f"flood-{count}.log"
+        log.write_text("".join(flood.format(i=i) for i in range(count)) + last, encoding="utf-8")
+        size = log.stat().st_size / (1 << 20)
+        wall, rss = _peak([*DTYPEFIX, "explain", str(log), "--format", "json"], env)
+        print(f"{count:7d} tracebacks ({size:4.1f} MB): {wall:6.2f} s, peak RSS {rss / 1024:5.0f} MB")
+        log.unlink()
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs, smaller KBs and logs")
@@ -151,6 +165,7 @@ def main() -> None:
         bench_startup(work, runs, env)
         bench_kb_size(work, 3 if args.quick else 5, env, [100, 1000] if args.quick else [100, 1000, 10000])
         bench_log_size(work, env, [10, 100] if args.quick else [10, 100, 1024])
+        bench_traceback_flood(work, env, [10_000] if args.quick else [10_000, 100_000])
 
 
 if __name__ == "__main__":

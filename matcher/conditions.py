@@ -9,6 +9,7 @@ never words. Scoring (:mod:`.score`) only combines the evidence.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import operator
 import re
@@ -172,6 +173,10 @@ def show(value: Any) -> str:
     return str(value)
 
 
+_ONE_BY_ONE = 32
+"""Up to this many distinct exceptions, a pattern simply searches each message."""
+
+
 @dataclass(frozen=True)
 class ErrorHit:
     """Where an error pattern matched."""
@@ -197,6 +202,10 @@ class ErrorCondition:
     type_pattern: str = ""
     weight: float = 2.0
     required: bool = False
+    scan: Pattern | None = field(default=None, compare=False)
+    """The pattern for a scan over the joined messages (``Incident.message_index``): with ``^`` and ``$`` at every
+    line, so its first match lies in or before the first message that matches on its own (a match across a
+    separator only makes the per-message search start earlier); None for ``\\A`` / ``\\z``, which cannot be."""
 
     @property
     def label(self) -> str:
@@ -206,8 +215,17 @@ class ErrorCondition:
     @classmethod
     def parse(cls, item: Mapping[str, Any], where: Path, field: str) -> ErrorCondition:
         typed = item.get("type")
+        message = _pattern(item.get("message"), where, f"{field}.message")
+        written = str(item.get("message"))
+        if any(mark in written for mark in ("\\A", "\\z", "\\Z")):
+            scan = None
+        else:
+            scan = (
+                _pattern(f"(?m){written}", where, f"{field}.message") if "^" in written or "$" in written else message
+            )
         return cls(
-            message=_pattern(item.get("message"), where, f"{field}.message"),
+            message=message,
+            scan=scan,
             pattern=item["message"],
             type=_pattern(typed, where, f"{field}.type") if typed else None,
             type_pattern=typed or "",
@@ -223,7 +241,14 @@ class ErrorCondition:
         input holds no exception of its own, or the match starts on an exception's own line (a multi-line message
         read whole): a harmless warning must not claim a log that failed with a KeyError.
         """
-        for exc_type, message in incident.exceptions:
+        exceptions = incident.exceptions
+        skip = 0
+        if len(exceptions) > _ONE_BY_ONE and self.scan is not None:
+            # Skip, with one scan, the exceptions before the first place the pattern matches at all.
+            joined, starts = incident.message_index
+            anywhere = self.scan.search(joined)
+            skip = bisect.bisect_right(starts, anywhere.start()) - 1 if anywhere else len(exceptions)
+        for exc_type, message in exceptions[skip:]:
             short = exc_type.rsplit(".", 1)[-1]
             # An empty type is unknown (a message pasted without it): the message alone has to match.
             if self.type is not None and exc_type and not (self.type.search(short) or self.type.search(exc_type)):
@@ -305,19 +330,18 @@ class FrameCondition:
     def evaluate(self, incident: Incident) -> Evidence:
         if not incident.has_frames:
             return Evidence(self, Outcome.UNKNOWN, Reason.NO_FRAMES)
-        for stack in incident.stacks:
-            for frame in stack.frames:
-                path = frame.file.replace("\\", "/")  # Windows paths match the same patterns
-                if (
-                    (self.file is None or self.file.search(path))
-                    and (self.function is None or self.function.search(frame.function))
-                    and (self.code is None or self.code.search(frame.code))
-                ):
-                    shown = f"{frame.file.replace(chr(92), '/').rsplit('site-packages/', 1)[-1]}:{frame.line}"
-                    observed = f"{shown} in {frame.function}"
-                    if self.code is not None:
-                        observed += f"{CODE_SEPARATOR}{frame.code}"
-                    return Evidence(self, Outcome.HELD, Reason.MATCHED, observed, "traceback")
+        for frame in incident.frames:
+            path = frame.file.replace("\\", "/")  # Windows paths match the same patterns
+            if (
+                (self.file is None or self.file.search(path))
+                and (self.function is None or self.function.search(frame.function))
+                and (self.code is None or self.code.search(frame.code))
+            ):
+                shown = f"{frame.file.replace(chr(92), '/').rsplit('site-packages/', 1)[-1]}:{frame.line}"
+                observed = f"{shown} in {frame.function}"
+                if self.code is not None:
+                    observed += f"{CODE_SEPARATOR}{frame.code}"
+                return Evidence(self, Outcome.HELD, Reason.MATCHED, observed, "traceback")
         if not incident.has_complete_traceback and not self.required:
             # A paste that starts mid-traceback lost its top frames; only a required frame (one that sits next to
             # the error, so it survives trimming) counts as absent.

@@ -17,12 +17,16 @@ from .hardware import Hardware, parse_hardware
 from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
 from .source import from_text
-from .traceback import ErrorLine, Stack, find_error_lines, parse_stacks
+from .traceback import ErrorLine, Frame, Stack, find_error_lines, parse_stacks
 
 __all__ = ["Incident", "build_incident"]
 
 # Exceptions that only report that something else failed; the error that matters is elsewhere.
 _WRAPPERS = {"ChildFailedError", "CalledProcessError", "SystemExit", "KeyboardInterrupt", "ProcessRaisedException"}
+
+
+MESSAGE_SEPARATOR = "\n\x00\n"
+"""Between messages in :attr:`Incident.message_index`: a line of its own holding a NUL, which no message has."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,26 @@ class Incident:
             head = (primary.exc_type, primary.message)
             return (head, *(pair for pair in found if pair != head))
         return tuple(found)
+
+    @functools.cached_property
+    def frames(self) -> tuple[Frame, ...]:
+        """Every distinct frame of every stack, in the order the stacks give them (a frame condition asks each
+        once, however many ranks or repeated tracebacks printed it)."""
+        return tuple(dict.fromkeys(frame for stack in self.stacks for frame in stack.frames))
+
+    @functools.cached_property
+    def message_index(self) -> tuple[str, tuple[int, ...]]:
+        """The messages of :attr:`exceptions` joined by a separator no message holds, and where each starts.
+
+        One regex search over the joined text tells which exception a pattern can first match; a flood of distinct
+        tracebacks (100k in one log) then costs each pattern one linear scan instead of a search per exception.
+        """
+        starts: list[int] = []
+        at = 0
+        for _, message in self.exceptions:
+            starts.append(at)
+            at += len(message) + len(MESSAGE_SEPARATOR)
+        return MESSAGE_SEPARATOR.join(message for _, message in self.exceptions), tuple(starts)
 
     def package(self, name: str) -> PackageVersion | None:
         return self.packages.get(name)

@@ -56,3 +56,42 @@ def test_line_endings_and_colour_do_not_change_the_answer(seed: str) -> None:
     expected = _ids(seed)
     assert _ids(seed.replace("\n", "\r\n")) == expected
     assert _ids(_colour(seed)) == expected
+
+
+# --- the joined-message scan finds what a search per message finds --------------------------------------------
+_WORDS = st.sampled_from(["dtype", "Half", "Float", "cuda:0", "cpu", "mat1", "\n", " ", "'", "!", "x"])
+_MESSAGE = st.lists(_WORDS, min_size=1, max_size=8).map("".join)
+_PATTERNS = [
+    r"mat1.*Half",
+    r"^Half",
+    r"Float$",
+    r"(?:\s*$|\n)",
+    r"cpu[^!]*cuda:0",
+    r"^dtype[\s\S]*x$",
+    r"\Acpu",
+    r"Half\b",
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MESSAGE, min_size=33, max_size=60, unique=True), st.sampled_from(_PATTERNS))
+def test_the_joined_scan_agrees_with_a_search_per_message(messages: list[str], pattern: str) -> None:
+    from pathlib import Path
+
+    from dtypefix.matcher.conditions import ErrorCondition
+    from dtypefix.matcher.incident import build_incident
+
+    text = "".join(
+        f'Traceback (most recent call last):\n  File "a.py", line {i}, in f\nRuntimeError: {m!r}\n'
+        for i, m in enumerate(messages)
+    )
+    incident = build_incident(text)
+    condition = ErrorCondition.parse({"message": pattern, "type": "RuntimeError"}, Path("p.yaml"), "errors[0]")
+    naive = next(
+        (message for _, message in incident.exceptions if condition.message.search(message)),
+        None,
+    )
+    hit = condition.find(incident)
+    assert (hit is None) == (naive is None)
+    if hit is not None and naive is not None:
+        assert hit.seen.endswith(naive.splitlines()[0][:200])
