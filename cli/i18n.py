@@ -102,6 +102,15 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "This is a binary incompatibility between compiled packages (undefined symbol, ABI), not a dtype problem.",
         "这是编译好的包之间二进制不兼容（undefined symbol、ABI），不是 dtype 问题。",
     ),
+    "scope.gpu-architecture": (
+        "This is a kernel that does not support this GPU's architecture (FlashAttention-2 needs Ampere or newer, "
+        'FlashAttention-3 Hopper; "no kernel image" means the build has no code for this GPU), whatever the dtype: '
+        "not a dtype or device-placement problem. Use a supported GPU or another implementation "
+        '(`attn_implementation="sdpa"`), or a build for your GPU.',
+        "这是 kernel 不支持这块 GPU 的架构（FlashAttention-2 需要 Ampere 及以上，FlashAttention-3 需要 Hopper；"
+        '"no kernel image" 表示这个版本没有为这块 GPU 编译代码），与 dtype 无关，不是 dtype 或设备放置问题。'
+        '换用支持的 GPU 或其他实现（`attn_implementation="sdpa"`），或安装为你的 GPU 编译的版本。',
+    ),
     "held": ("held", "成立"),
     "failed": ("did not hold", "不成立"),
     "unknown": ("unknown", "未知"),

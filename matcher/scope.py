@@ -24,6 +24,7 @@ class OutOfScope(str, Enum):
     MISSING_MODULE = "missing-module"
     DEVICE_ASSERT = "device-assert"
     BINARY = "binary-incompatible"
+    GPU_ARCHITECTURE = "gpu-architecture"
 
 
 _RULES: tuple[tuple[OutOfScope, re.Pattern[str]], ...] = (
@@ -44,8 +45,18 @@ _RULES: tuple[tuple[OutOfScope, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
-    (OutOfScope.MISSING_MODULE, re.compile(r"^(?:ModuleNotFoundError|ImportError)$|No module named", re.I)),
+    # Before the import rule: an ImportError that names an undefined symbol is a binary mismatch.
     (OutOfScope.BINARY, re.compile(r"undefined symbol|GLIBC\w*_[\d.]+' not found|ABI", re.I)),
+    (OutOfScope.MISSING_MODULE, re.compile(r"^(?:ModuleNotFoundError|ImportError)$|No module named", re.I)),
+    # A kernel that refuses or was not built for this GPU, whatever the dtype (the shared corpus's fa-762, fa-1966).
+    (
+        OutOfScope.GPU_ARCHITECTURE,
+        re.compile(
+            r"(?:FlashAttention|Attention combine function) only supports Ampere GPUs or newer|"
+            r"is only supported (?:for|on) Hopper GPUs|no kernel image is available for execution on the device|"
+            r"FlashAttention backward for head dim > ?\d+ requires A100"
+        ),
+    ),
 )
 
 
