@@ -19,14 +19,14 @@ _CAPABILITIES: tuple[tuple[re.Pattern[str], float], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), cc)
     for pattern, cc in (
         (r"\bB200\b|\bGB200\b|\bB100\b", 10.0),
-        (r"RTX\s*50\d0", 12.0),
+        (r"RTX\s*50[5-9]0(?!\d)", 12.0),
         (r"\bH100\b|\bH200\b|\bH800\b|\bH20\b|\bGH200\b", 9.0),
-        (r"RTX\s*40\d0|RTX\s*\d+\s*Ada|\bL40S?\b|\bL4\b|\bL20\b", 8.9),
+        (r"RTX\s*40[5-9]0(?!\d)|RTX\s*\d+\s*Ada|\bL40S?\b|\bL4\b|\bL20\b", 8.9),
         (r"\bA100\b|\bA800\b|\bA30\b", 8.0),
-        (r"RTX\s*30\d0|\bA40\b|\bA10G?\b|\bA16\b|\bA2\b|RTX\s*A\d{4}|\bA\d000\b", 8.6),
+        (r"RTX\s*30[5-9]0(?!\d)|\bA40\b|\bA10G?\b|\bA16\b|\bA2\b|RTX\s*A\d{4}|\bA\d000\b", 8.6),
         (r"\bAGX Orin\b|\bOrin\b", 8.7),
         (r"TITAN\s*RTX|RTX\s*20\d0|\bT4\b|Quadro\s*RTX|GTX\s*16\d0", 7.5),
-        (r"TITAN\s*V\b|\bV100\b", 7.0),
+        (r"TITAN\s*V\b|\bV100S?\b", 7.0),
         (r"\bXavier\b", 7.2),
         (r"\bP100\b", 6.0),
         (r"GTX\s*10\d0|TITAN\s*Xp|TITAN\s*X\b|\bP40\b|\bP4\b|Quadro\s*P\d+", 6.1),

@@ -52,9 +52,9 @@ _RULES: tuple[tuple[OutOfScope, re.Pattern[str]], ...] = (
     (
         OutOfScope.GPU_ARCHITECTURE,
         re.compile(
-            r"(?:FlashAttention|Attention combine function) only supports Ampere GPUs or newer|"
+            r"(?:FlashAttention\S*|Attention combine function) only supports (?:Ampere|Hopper) GPUs or newer|"
             r"is only supported (?:for|on) Hopper GPUs|no kernel image is available for execution on the device|"
-            r"FlashAttention backward for head dim > ?\d+ requires A100"
+            r"FlashAttention backward for head dim [^\n]{1,80}requires A100"
         ),
     ),
 )

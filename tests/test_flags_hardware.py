@@ -50,3 +50,13 @@ def test_capability_table() -> None:
 def test_windows_and_mps() -> None:
     assert parse_hardware('File "C:\\Users\\me\\train.py"').os == "windows"
     assert parse_hardware("tensor on device mps:0").mps
+
+
+def test_workstation_cards_are_not_read_as_the_gaming_card_with_the_same_digits() -> None:
+    """Quadro RTX 5000 is Turing and RTX 5000 Ada is Ada: neither is an RTX 5090-class Blackwell card."""
+    assert compute_capability("Quadro RTX 5000") == 7.5
+    assert compute_capability("NVIDIA RTX 5000 Ada Generation") == 8.9
+    assert compute_capability("Quadro RTX 4000") == 7.5
+    assert compute_capability("NVIDIA GeForce RTX 5090") == 12.0
+    assert compute_capability("NVIDIA GeForce RTX 3080Ti") == 8.6
+    assert compute_capability("Tesla V100S-PCIE-32GB") == 7.0
