@@ -196,6 +196,7 @@ def fmt(
     Example: dtypefix fmt kb/deepspeed/zeropp-quantized-weights-under-bf16.yaml
     """
     from dtypefix.kbtools.canonical import canonical_text
+    from dtypefix.kbtools.lint import comment_cuts
     from dtypefix.matcher.catalog import entry_files, read_entry_mapping
     from dtypefix.matcher.entry import EntryError
 
@@ -208,6 +209,14 @@ def fmt(
                 data = read_entry_mapping(path)
             except EntryError as exc:
                 typer.echo(f"dtypefix fmt: skipped: {exc}", err=True)
+                continue
+            cuts = comment_cuts(path.read_text(encoding="utf-8"))
+            if cuts:  # rewriting would make YAML's silent cut permanent
+                for line, key in cuts:
+                    typer.echo(
+                        f"dtypefix fmt: skipped: {path}:{line}: {key}: an unquoted ' #' cuts the value; quote it",
+                        err=True,
+                    )
                 continue
             text = canonical_text(data)
             if path.read_text(encoding="utf-8") != text:

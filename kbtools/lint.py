@@ -27,12 +27,42 @@ from .bounds import bound_problems
 from .canonical import canonical_text
 from .ids import read_ledger
 
-__all__ = ["LintProblem", "lint_paths", "run_example"]
+__all__ = [
+    "LintProblem",
+    "comment_cuts",
+    "lint_paths",
+    "run_example",
+]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _PLACEHOLDER = "TODO(dtypefix new)"
 # A pattern written as a plain YAML scalar: `message: foo #bar` silently loses everything from ` #` on.
-_PATTERN_KEY = re.compile(r"^\s*-?\s*(?P<key>message|pattern|file|function|type):\s+(?P<value>.+)$")
+_BLOCK_START = re.compile(r"(?:^|:|-)\s*[|>][-+0-9]*\s*$")
+_PLAIN_VALUE = re.compile(r"^\s*(?:-\s+)?(?:(?P<key>[\w.-]+):\s+)?(?P<value>[^\s#].*)$")
+
+
+def comment_cuts(text: str) -> list[tuple[int, str]]:
+    """``(line, key)`` for each plain (unquoted) value in which `` #`` starts a YAML comment.
+
+    Entries are written without comments (``dtypefix fmt`` drops them), so such a `` #`` was meant as text —
+    "PR #1706", a regex with ``[^ #]`` — and YAML silently cut the value there.
+    """
+    cuts = []
+    block: int | None = None  # the indent of the line that opened a block scalar (`|`, `>`) we are inside
+    for number, row in enumerate(text.splitlines(), 1):
+        indent = len(row) - len(row.lstrip())
+        if block is not None and (not row.strip() or indent > block):
+            continue
+        block = None
+        if row.lstrip().startswith("#"):
+            continue
+        if _BLOCK_START.search(row):
+            block = indent
+            continue
+        found = _PLAIN_VALUE.match(row)
+        if found and " #" in found["value"] and found["value"][:1] not in ("'", '"', "|", ">"):
+            cuts.append((number, found["key"] or "list item"))
+    return cuts
 
 
 @dataclass(frozen=True)
@@ -112,16 +142,10 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     if _PLACEHOLDER in text:
         line = next(i for i, row in enumerate(text.splitlines(), 1) if _PLACEHOLDER in row)
         problems.append(LintProblem(path, line, f"placeholder left from `dtypefix new`: replace every {_PLACEHOLDER}"))
-    for number, row in enumerate(text.splitlines(), 1):
-        found = _PATTERN_KEY.match(row)
-        if found and " #" in found["value"] and found["value"][:1] not in ("'", '"', "|", ">"):
-            problems.append(
-                LintProblem(
-                    path,
-                    number,
-                    f"{found['key']}: an unquoted ' #' starts a YAML comment and cuts the pattern; quote the value",
-                )
-            )
+    for number, key in comment_cuts(text):
+        problems.append(
+            LintProblem(path, number, f"{key}: an unquoted ' #' starts a YAML comment and cuts the value; quote it")
+        )
     if canonical_text(data) != text:
         problems.append(LintProblem(path, 1, "not in canonical form: run `dtypefix fmt " + str(path) + "`"))
     return problems

@@ -208,3 +208,20 @@ def test_an_unquoted_hash_in_a_pattern_is_reported(private_kb: Path) -> None:
     catalog = load_catalog([private_kb], cache_dir=None)
     problems = [str(p) for p in lint_paths([private_kb], catalog)]
     assert any("unquoted ' #'" in p for p in problems), problems
+
+
+def test_a_comment_cut_in_prose_is_reported_and_fmt_keeps_the_file(private_kb: Path) -> None:
+    """"PR #1706" in a plain value: YAML reads the rest as a comment; lint says so, fmt refuses to make it final."""
+    from dtypefix.cli.app import main
+
+    path = private_kb / "private" / "my-entry.yaml"
+    text = path.read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.strip().startswith("en:"))
+    cut = title.split("en:")[0] + "en: Fixed by PR #1706 in peft 0.12.0"
+    text = text.replace(title, cut, 1)
+    path.write_text(text, encoding="utf-8")
+    catalog = load_catalog([private_kb], cache_dir=None)
+    line = text.splitlines().index(cut) + 1
+    assert any(f":{line}: en: an unquoted ' #'" in str(p) for p in lint_paths([private_kb], catalog))
+    assert main(["fmt", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == text
