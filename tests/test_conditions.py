@@ -211,7 +211,7 @@ def test_an_unquoted_hash_in_a_pattern_is_reported(private_kb: Path) -> None:
 
 
 def test_a_comment_cut_in_prose_is_reported_and_fmt_keeps_the_file(private_kb: Path) -> None:
-    """"PR #1706" in a plain value: YAML reads the rest as a comment; lint says so, fmt refuses to make it final."""
+    """A plain value with "PR #1706": YAML reads the rest as a comment; lint says so, fmt does not make it final."""
     from dtypefix.cli.app import main
 
     path = private_kb / "private" / "my-entry.yaml"
