@@ -231,9 +231,9 @@ def _package(evidence: Evidence, condition: PackageCondition, lang: str) -> str:
     if evidence.reason is Reason.NOT_GIVEN:
         return t("package.absent", lang, name=condition.name, spec=_code(condition.spec))
     key = "package.inside" if evidence.outcome is Outcome.HELD else "package.outside"
-    return t(
-        key, lang, name=condition.name, version=evidence.observed, source=evidence.source, spec=_code(condition.spec)
-    )
+    origin = f"origin.{evidence.source}"
+    source = t(origin, lang) if has(origin) else evidence.source
+    return t(key, lang, name=condition.name, version=evidence.observed, source=source, spec=_code(condition.spec))
 
 
 def describe(evidence: Evidence, lang: str) -> str:

@@ -111,6 +111,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
         '"no kernel image" 表示这个版本没有为这块 GPU 编译代码），与 dtype 无关，不是 dtype 或设备放置问题。'
         '换用支持的 GPU 或其他实现（`attn_implementation="sdpa"`），或安装为你的 GPU 编译的版本。',
     ),
+    "origin.freeze": ("read from a pip freeze / requirements line", "来自 pip freeze / requirements 行"),
+    "origin.table": ("read from a pip or conda list", "来自 pip / conda list 列表"),
+    "origin.labelled": ("read from an environment report", "来自环境信息"),
+    "origin.banner": ("read from DeepSpeed's start-up log", "来自 DeepSpeed 启动日志"),
     "held": ("held", "成立"),
     "failed": ("did not hold", "不成立"),
     "unknown": ("unknown", "未知"),

@@ -51,6 +51,13 @@ _CAPABILITY_TEXT = re.compile(
     r"(?:capability\D{0,40}?|sm_?)\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
     re.IGNORECASE,
 )
+# In a line that states a requirement, only the part that reports the machine: "Current capability: 70",
+# "Your Tesla T4 GPU has compute capability 7.5".
+_CURRENT_CAPABILITY = re.compile(
+    r"(?:current|your\b[^.]{0,60}?\bhas)\s+(?:compute\s+|cuda\s+)?capability(?:\s+of)?\s*:?\s*"
+    r"\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
+    re.IGNORECASE,
+)
 # Lines that can name a GPU or a capability; the per-line patterns run only on these.
 _CANDIDATE = re.compile(r"GPU|[Cc]apabilit|sm_\d|NVIDIA|Tesla|Device|Hardware")
 _GPU_WORDS = re.compile(r"NVIDIA|GeForce|Tesla|Quadro|TITAN|\bRTX|\bGTX|Radeon|Instinct|\bMI\d{2,3}\b", re.IGNORECASE)
@@ -110,8 +117,9 @@ def parse_hardware(text: str) -> Hardware:
                 break
         lowered = stripped.lower()
         # Only lines that report the machine; error messages state requirements ("8.0 or higher").
-        if ("capabilit" in lowered or "sm_" in stripped) and not _REQUIREMENT.search(lowered):
-            for cap in _CAPABILITY_TEXT.finditer(stripped):
+        if "capabilit" in lowered or "sm_" in stripped:
+            reading = _CURRENT_CAPABILITY if _REQUIREMENT.search(lowered) else _CAPABILITY_TEXT
+            for cap in reading.finditer(stripped):
                 printed.append(float(f"{cap['major']}.{cap['minor']}"))
     known = [c for c in (compute_capability(n) for n in names) if c is not None]
     unmapped = tuple(n for n in names if compute_capability(n) is None)

@@ -29,6 +29,8 @@ _LABELLED = re.compile(
     r"(?:\[)?" + _VERSION,
     re.IGNORECASE,
 )
+# The banner every DeepSpeed run logs: "[Rank 0] DeepSpeed info: version=0.14.0, git-hash=..., git-branch=...".
+_DEEPSPEED_BANNER = re.compile(r"\bDeepSpeed info: version=" + _VERSION)
 _SEPARATORS = re.compile(r"[-_.]+")
 _ALIASES = {
     "pytorch": "torch",
@@ -90,7 +92,7 @@ class PackageVersion:
     version: str
     """As printed, local part kept (``2.1.0+cu121``)."""
     origin: str
-    """Which reader found it: ``freeze``, ``table``, ``labelled``."""
+    """Which reader found it: ``freeze``, ``table``, ``labelled``, ``banner``."""
 
 
 def _canonical(raw: str) -> str:
@@ -118,6 +120,10 @@ def _candidates(text: str) -> Iterator[PackageVersion]:
     for line in lines_containing(_CANDIDATE, text):
         stripped = line.strip()
         if not stripped or len(stripped) > 400:
+            continue
+        banner = _DEEPSPEED_BANNER.search(stripped)
+        if banner:
+            yield PackageVersion("deepspeed", banner["version"], "banner")
             continue
         labelled = _LABELLED.match(stripped)
         if labelled and len(labelled["name"]) <= 40:

@@ -60,3 +60,12 @@ def test_workstation_cards_are_not_read_as_the_gaming_card_with_the_same_digits(
     assert compute_capability("NVIDIA GeForce RTX 5090") == 12.0
     assert compute_capability("NVIDIA GeForce RTX 3080Ti") == 8.6
     assert compute_capability("Tesla V100S-PCIE-32GB") == 7.0
+
+
+def test_a_requirement_line_gives_only_the_machines_own_capability() -> None:
+    """vLLM states the requirement and the machine in one line: only "Current" / "Your ... has" is the machine."""
+    awq = "The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70."
+    bf16 = "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5."
+    assert parse_hardware(awq).capabilities == (7.0,)
+    assert parse_hardware(bf16).capabilities == (7.5,)
+    assert parse_hardware("FP8 needs compute capability 8.9 or higher").capabilities == ()

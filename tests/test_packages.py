@@ -98,3 +98,13 @@ def test_programs_are_not_packages() -> None:
 def test_versions_inside_prose() -> None:
     found = parse_versions("I run `deepspeed==0.14.0` with transformers==4.40.1, and torch 2.1 (cu121).")
     assert found["deepspeed"].version == "0.14.0" and found["transformers"].version == "4.40.1"
+
+
+def test_the_deepspeed_banner_gives_its_version() -> None:
+    """Every DeepSpeed run logs its version at start-up; a log without a freeze still says which release ran."""
+    line = (
+        "[2022-12-01 12:00:00,000] [INFO] [logging.py:68:log_dist] [Rank 0] "
+        "DeepSpeed info: version=0.7.6, git-hash=unknown, git-branch=unknown"
+    )
+    found = parse_versions(line)["deepspeed"]
+    assert (found.version, found.origin) == ("0.7.6", "banner")
