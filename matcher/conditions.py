@@ -173,10 +173,6 @@ def show(value: Any) -> str:
     return str(value)
 
 
-_ONE_BY_ONE = 32
-"""Up to this many distinct exceptions, a pattern simply searches each message."""
-
-
 @dataclass(frozen=True)
 class ErrorHit:
     """Where an error pattern matched."""
@@ -243,8 +239,9 @@ class ErrorCondition:
         """
         exceptions = incident.exceptions
         skip = 0
-        if len(exceptions) > _ONE_BY_ONE and self.scan is not None:
-            # Skip, with one scan, the exceptions before the first place the pattern matches at all.
+        if self.scan is not None:
+            # One scan skips the exceptions before the first place the pattern matches at all (a flood of 100k
+            # distinct tracebacks then costs one search, not one per exception).
             joined, starts = incident.message_index
             anywhere = self.scan.search(joined)
             skip = bisect.bisect_right(starts, anywhere.start()) - 1 if anywhere else len(exceptions)

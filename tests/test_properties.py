@@ -74,7 +74,7 @@ _PATTERNS = [
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_MESSAGE, min_size=33, max_size=60, unique=True), st.sampled_from(_PATTERNS))
+@given(st.lists(_MESSAGE, min_size=1, max_size=40, unique=True), st.sampled_from(_PATTERNS))
 def test_the_joined_scan_agrees_with_a_search_per_message(messages: list[str], pattern: str) -> None:
     from pathlib import Path
 
