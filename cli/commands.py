@@ -210,7 +210,8 @@ def fmt(
             except EntryError as exc:
                 typer.echo(f"dtypefix fmt: skipped: {exc}", err=True)
                 continue
-            cuts = comment_cuts(path.read_text(encoding="utf-8"))
+            original = path.read_text(encoding="utf-8")
+            cuts = comment_cuts(original)
             if cuts:  # rewriting would make YAML's silent cut permanent
                 for line, key in cuts:
                     typer.echo(
@@ -219,7 +220,7 @@ def fmt(
                     )
                 continue
             text = canonical_text(data)
-            if path.read_text(encoding="utf-8") != text:
+            if original != text:
                 changed += 1
                 if check_only:
                     typer.echo(f"{path}: not canonical")

@@ -128,16 +128,15 @@ def run_command(argv: list[str]) -> RunResult:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     tail = _Tail(TAIL_BYTES)
     from_terminal = sys.stdin is not None and sys.stdin.isatty()
-    started: list[subprocess.Popen[bytes]] = []
+    child: subprocess.Popen[bytes] | None = None
     held: list[int] = []
     terms = 0
 
     def forward(signum: int, _frame: object) -> None:
         nonlocal terms
-        if not started:
+        if child is None:  # not started yet: sent once it runs
             held.append(signum)
             return
-        child = started[0]
         if child.poll() is not None:
             return
         if signum == signal.SIGINT and from_terminal:
@@ -163,7 +162,6 @@ def run_command(argv: list[str]) -> RunResult:
             ]
         for thread in threads:
             thread.start()
-        started.append(child)
         for signum in held:
             forward(signum, None)
         returncode = child.wait()

@@ -212,17 +212,16 @@ class ErrorCondition:
     def parse(cls, item: Mapping[str, Any], where: Path, field: str) -> ErrorCondition:
         typed = item.get("type")
         message = _pattern(item.get("message"), where, f"{field}.message")
-        written = str(item.get("message"))
+        written = item["message"]
+        scan: Pattern | None = message
         if any(mark in written for mark in ("\\A", "\\z", "\\Z")):
             scan = None
-        else:
-            scan = (
-                _pattern(f"(?m){written}", where, f"{field}.message") if "^" in written or "$" in written else message
-            )
+        elif "^" in written or "$" in written:
+            scan = _pattern(f"(?m){written}", where, f"{field}.message")
         return cls(
             message=message,
             scan=scan,
-            pattern=item["message"],
+            pattern=written,
             type=_pattern(typed, where, f"{field}.type") if typed else None,
             type_pattern=typed or "",
             weight=_weight(item, where, field, 2.0),
@@ -334,7 +333,7 @@ class FrameCondition:
                 and (self.function is None or self.function.search(frame.function))
                 and (self.code is None or self.code.search(frame.code))
             ):
-                shown = f"{frame.file.replace(chr(92), '/').rsplit('site-packages/', 1)[-1]}:{frame.line}"
+                shown = f"{path.rsplit('site-packages/', 1)[-1]}:{frame.line}"
                 observed = f"{shown} in {frame.function}"
                 if self.code is not None:
                     observed += f"{CODE_SEPARATOR}{frame.code}"
