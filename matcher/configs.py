@@ -174,6 +174,8 @@ def _read_yaml(text: str) -> dict[str, Any]:
 
     if len(_YAML_ALIAS.findall(text)) > _MAX_ALIASES:
         raise ConfigError(f"more than {_MAX_ALIASES} YAML aliases; refusing to expand them")
+    if _yaml_depth(text) > _MAX_DEPTH:
+        raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         data = yaml.load(text, Loader=loader)
@@ -187,6 +189,47 @@ def _read_yaml(text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError("not a mapping of settings")
     return data
+
+
+def _yaml_depth(text: str) -> int:
+    """An upper bound of the YAML text's nesting, found in one pass before any YAML library sees it.
+
+    The bound is ours whatever the loader does: some releases of the C loader refuse deep nesting with their
+    own wording, others recurse until Python's limit, so the check cannot be left to them. Flow brackets
+    outside quotes and comments, block indentation levels and compact ``- - x`` sequences all count; the
+    result over-counts rather than under-counts, which only matters for configs no tool would accept anyway.
+    """
+    deepest = flow = 0
+    indents: list[int] = []
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if not body or body.startswith("#"):
+            continue
+        if flow == 0:
+            column = len(line) - len(body)
+            while indents and indents[-1] >= column:
+                indents.pop()
+            indents.append(column)
+            dashes = 0
+            while body.startswith("- "):
+                dashes += 1
+                body = body[2:].lstrip(" ")
+            deepest = max(deepest, len(indents) + dashes)
+        quote = ""
+        for index, char in enumerate(body):
+            if quote:
+                if char == quote:
+                    quote = ""
+            elif char in "\"'" and (index == 0 or body[index - 1] in " \t[{,:"):
+                quote = char
+            elif char == "#" and (index == 0 or body[index - 1] in " \t"):
+                break
+            elif char in "[{":
+                flow += 1
+                deepest = max(deepest, len(indents) + flow)
+            elif char in "]}" and flow:
+                flow -= 1
+    return deepest
 
 
 def detect_kind(data: dict[str, Any]) -> str | None:
