@@ -105,10 +105,12 @@ def _show_version(value: bool) -> None:
         import platform
 
         from . import __version__
+        from .history_words import coverage_line
 
         typer.echo(
             f"dtypefix {__version__} (Python {platform.python_version()}, {platform.system()} {platform.machine()})"
         )
+        typer.echo(coverage_line())
         raise typer.Exit(0)
 
 

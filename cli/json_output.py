@@ -13,6 +13,7 @@ from dtypefix.matcher.facts import env_fact
 from dtypefix.matcher.traceback import Stack
 
 from .evidence_words import decider_words, describe
+from .history_words import history_json
 from .markdown import fill
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         if primary is None
         else {"type": primary.exc_type, "message": primary.message, "stream": primary.stream},
         "matches": [_match(m) for m in report.matches],
+        "history": history_json(report),
         "conditional": [_match(m) for m in report.conditional],
         "out_of_scope": report.out_of_scope.value if report.out_of_scope is not None else None,
         "deciders": [

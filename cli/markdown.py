@@ -14,6 +14,7 @@ from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.traceback import Stack
 
 from .evidence_words import code_span, decider_words, describe, readable
+from .history_words import history_lines
 from .i18n import t
 
 if TYPE_CHECKING:
@@ -261,6 +262,7 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
                 lines += ["---", "", *_verdict(match, incident, lang, level=2), *_match_details(match, lang)]
         else:
             lines += [t("more", lang, id=best.entry.id), ""]
+    lines += history_lines(report, lang)
     if report.kb_problems:
         lines += [f"<!-- {t('kb.problems', lang)}: {len(report.kb_problems)} -->", ""]
     return "\n".join(lines).rstrip() + "\n"

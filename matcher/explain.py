@@ -12,11 +12,13 @@ from pathlib import Path
 
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
+from .history import FrameHistory, fix_history
 from .incident import Incident, build_incident
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
 from .score import check_entries, deciders, score_entries, unknown_inputs
+from .traceback import Stack
 
 __all__ = ["check", "explain", "explain_incident", "incident_from"]
 
@@ -75,7 +77,17 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
         matches = [replace(m, confidence="low") for m in matches]
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
-    return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope)
+    return Report(
+        incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, history=_history(incident)
+    )
+
+
+def _history(incident: Incident) -> tuple[FrameHistory, ...]:
+    """Later releases that changed the failing stack's library code; none when the stack has no frames."""
+    primary = incident.primary
+    if not isinstance(primary, Stack) or not primary.frames:
+        return ()
+    return fix_history(primary.frames, incident.packages)
 
 
 def explain(

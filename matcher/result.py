@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .entry import KBEntry
 from .evidence import Evidence, Reason
+from .history import FrameHistory
 from .incident import Incident
 from .scope import OutOfScope
 
@@ -57,6 +58,9 @@ class Report:
     """When nothing matched: the kind of non-dtype failure the error is (out of memory, NCCL...), if known."""
     conditional: tuple[Match, ...] = ()
     """``check`` only: entries that would apply if an input not given (a version, the GPU) said so."""
+    history: tuple[FrameHistory, ...] = ()
+    """Library frames of the failing stack (innermost first) whose function a later release changed (its
+    dtype/device lines): see :mod:`.history`."""
 
     @property
     def found(self) -> bool:
