@@ -28,7 +28,7 @@ import tarfile
 import zipfile
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,17 @@ from packaging.version import InvalidVersion, Version
 
 from dtypefix.matcher.history import DB_NAME, line_hash
 
-__all__ = ["DTYPE_LINE", "LIBRARIES", "Library", "ReleaseFiles", "build_library", "main", "write_index"]
+__all__ = [
+    "DTYPE_LINE",
+    "LIBRARIES",
+    "Library",
+    "ReleaseFiles",
+    "build_from_archives",
+    "build_from_git",
+    "build_library",
+    "main",
+    "write_index",
+]
 
 DTYPE_LINE = re.compile(
     r"\.to\(|dtype|device|\.float\(\)|\.half\(\)|\.bfloat16\(\)|\.double\(\)|autocast|upcast|downcast"
@@ -202,6 +212,8 @@ class _Git:
         if self._batch.stdin is not None:
             self._batch.stdin.close()
         self._batch.wait()
+        if self._batch.stdout is not None:
+            self._batch.stdout.close()
 
 
 def _git_release(lib: Library, git: _Git, tag: str, version: str) -> ReleaseFiles:
@@ -339,7 +351,7 @@ def _deltas(versions: list[tuple[int, list[int] | None]]) -> list[list[object]]:
     return out
 
 
-def build_library(lib: Library, releases: Iterable[ReleaseFiles], git: _Git | None = None) -> dict[str, object]:
+def build_library(lib: Library, releases: Iterable[ReleaseFiles], git: _Git | None = None) -> dict[str, Any]:
     """The index of one library from its releases, oldest first.
 
     ``read`` maps content keys to text for archive releases; with ``git`` blobs are read from the mirror and
@@ -512,35 +524,65 @@ def _pip_download(lib: Library, version: str, cache: Path) -> None:
     subprocess.run([*base, *extra], check=False, capture_output=True)
 
 
+def build_from_git(lib: Library, git_dir: Path) -> dict[str, Any]:
+    """The index of ``lib`` from the release tags of a git repository, with commit subjects and PR numbers."""
+    git = _Git(git_dir)
+    try:
+        releases = [_git_release(lib, git, tag, v) for v, tag in _git_tags(lib, git)]
+        return build_library(lib, releases, git=git)
+    finally:
+        git.close()
+
+
+def build_from_archives(
+    lib: Library, archives: Mapping[str, Path], missing: list[str] | None = None, fetch: Path | None = None
+) -> dict[str, Any]:
+    """The index of ``lib`` from wheels / sdists by version (oldest first after sorting).
+
+    With ``fetch`` (a cache folder) a release absent from ``archives`` is downloaded with pip first and its file
+    deleted once read, so a refresh keeps only what it is reading on disk.
+    """
+    found = dict(archives)
+
+    def lazily() -> Iterator[ReleaseFiles]:
+        for version in sorted(found, key=Version):
+            path = found[version]
+            if not path.exists() and fetch is not None:
+                _pip_download(lib, version, fetch)
+                path = _archives(lib, fetch).get(version, path)
+            if not path.exists():
+                if missing is not None:
+                    missing.append(f"{version}: no wheel or sdist could be read")
+                continue
+            yield _archive_release(lib, path, version)
+            if fetch is not None:
+                path.unlink()
+
+    return build_library(lib, lazily())
+
+
+def _pip_versions(lib: Library) -> list[str]:
+    """Releases the package index lists for ``lib`` (``pip index versions``), since ``lib.since``."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", lib.dist], capture_output=True, text=True, check=False
+    ).stdout
+    listed = re.search(r"Available versions:\s*(.+)", out)
+    versions = [v.strip() for v in listed.group(1).split(",")] if listed else []
+    return [v for v in versions if (p := _release_version(v)) is not None and p >= Version(lib.since)]
+
+
 def _build_one(lib: Library, cache: Path, out: Path, download: bool, mirrors: Path) -> str:
     missing: list[str] = []
     if lib.repo and (mirrors / lib.repo / "repo").is_dir():
-        git = _Git(mirrors / lib.repo / "repo")
-        try:
-            releases = [_git_release(lib, git, tag, v) for v, tag in _git_tags(lib, git)]
-            index = build_library(lib, releases, git=git)
-        finally:
-            git.close()
+        index = build_from_git(lib, mirrors / lib.repo / "repo")
     else:
         found = _archives(lib, cache)
-        wanted = list(lib.versions) or sorted(
-            (v for v in found if (p := _release_version(v)) and p >= Version(lib.since)), key=Version
-        )
-
-        def lazily() -> Iterator[ReleaseFiles]:
-            nonlocal found
-            for version in sorted(wanted, key=Version):
-                if version not in found and download:
-                    _pip_download(lib, version, cache)
-                    found = _archives(lib, cache)
-                if version not in found:
-                    missing.append(f"{version}: no wheel or sdist in the cache")
-                    continue
-                yield _archive_release(lib, found[version], version)
-
-        index = build_library(lib, lazily())
+        wanted = list(lib.versions) or (_pip_versions(lib) if download else [])
+        wanted = wanted or [v for v in found if (p := _release_version(v)) and p >= Version(lib.since)]
+        archives = {v: found.get(v, cache / lib.dist / f"{lib.dist}-{v}.missing") for v in wanted}
+        index = build_from_archives(lib, archives, missing, cache if download else None)
     size = write_index(out, index, missing)
-    return f"{lib.dist}: {len(index['releases'])} releases, {size / 1e6:.2f} MB"  # type: ignore[arg-type]
+    return f"{lib.dist}: {len(index['releases'])} releases, {size / 1e6:.2f} MB"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
