@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "entry_json", "report_json", "search_json", "to_json"]
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def _version() -> str:
