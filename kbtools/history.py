@@ -80,7 +80,40 @@ class Library:
     """Sub-folders of the package indexed (torch: its Python training code); empty: all."""
     versions: tuple[str, ...] = ()
     """Releases to index when not all of them can be (large wheels); empty: every release since ``since``."""
+    note: str = ""
+    """What is left out and why, stored with the index (``dtypefix --version`` readers see it in the data)."""
 
+
+_VLLM = (
+    "0.6.6.post1",
+    "0.7.3",
+    "0.8.5.post1",
+    "0.9.2",
+    "0.10.2",
+    "0.11.2",
+    "0.13.0",
+    "0.16.0",
+    "0.20.2",
+    "0.25.1",
+    "0.30.0",
+    "0.33.0",
+)
+_TORCH = (
+    "2.2.2",
+    "2.3.1",
+    "2.4.1",
+    "2.5.1",
+    "2.6.0",
+    "2.7.1",
+    "2.8.0",
+    "2.9.1",
+    "2.10.0",
+    "2.11.0",
+    "2.12.1",
+    "2.13.0",
+    "2.14.1",
+    "2.15.0",
+)
 
 LIBRARIES: tuple[Library, ...] = (
     Library("transformers", "transformers", "4.36.0"),
@@ -94,13 +127,24 @@ LIBRARIES: tuple[Library, ...] = (
     Library("liger-kernel", "liger_kernel", "0.1.0", "linkedin+Liger-Kernel", "src"),
     Library("flash-attn", "flash_attn", "2.4.0", "Dao-AILab+flash-attention"),
     Library("xformers", "xformers", "0.0.23", "facebookresearch+xformers"),
-    Library("unsloth", "unsloth", "2024.1"),
-    Library("vllm", "vllm", "0.6.0"),
+    # Unsloth publishes several releases a week; its git tags are month names, not versions.
+    Library(
+        "unsloth", "unsloth", "2024.1", note="last release of each month only (no PR numbers: tags are not versions)"
+    ),
+    Library(
+        "vllm",
+        "vllm",
+        "0.6.0",
+        versions=_VLLM,
+        note="12 releases only: vLLM wheels are 200-400 MB each; releases between them are not indexed",
+    ),
     Library(
         "torch",
         "torch",
         "2.2.0",
         only=("nn", "amp", "cuda/amp", "distributed", "optim", "_tensor.py", "autocast_mode.py"),
+        versions=_TORCH,
+        note="last patch of each minor release; Python files of nn, amp, distributed, optim (macOS arm64 wheels)",
     ),
 )
 
@@ -175,7 +219,7 @@ def _archives(lib: Library, cache: Path) -> dict[str, Path]:
         for stem in (prefix + "-", lib.dist + "-"):
             if name.lower().startswith(stem.lower()):
                 rest = name[len(stem) :]
-                version = re.split(r"-|\.tar\.gz$|\.zip$", rest)[0]
+                version = re.split(r"-|\.tar\.gz$|\.zip$", rest)[0].split("+", 1)[0]
                 found.setdefault(version, path)
     return found
 
@@ -581,6 +625,8 @@ def _build_one(lib: Library, cache: Path, out: Path, download: bool, mirrors: Pa
         wanted = wanted or [v for v in found if (p := _release_version(v)) and p >= Version(lib.since)]
         archives = {v: found.get(v, cache / lib.dist / f"{lib.dist}-{v}.missing") for v in wanted}
         index = build_from_archives(lib, archives, missing, cache if download else None)
+    if lib.note:
+        missing.insert(0, lib.note)
     size = write_index(out, index, missing)
     return f"{lib.dist}: {len(index['releases'])} releases, {size / 1e6:.2f} MB"
 

@@ -203,7 +203,7 @@ def _function_at(row: dict[str, Any], frame: Frame, release: int | None) -> str:
     names = {str(e["f"]) for e in row.get("e", [])}
     candidates = [n for n in names if n.rsplit(".", 1)[-1] == frame.function]
     if release is not None:
-        spans = _span_at(row, release)
+        spans = _span_at(row, max(release, 0))  # older than every indexed release: the oldest is closest
         inside = [n for n in candidates if n in spans and spans[n][0] <= frame.line <= spans[n][1]]
         if inside:
             return min(inside, key=lambda n: spans[n][1] - spans[n][0])
@@ -259,7 +259,7 @@ def _frame_history(
     function = _function_at(row, frame, installed_at)
     if not function:
         return None
-    span = _span_at(row, installed_at).get(function)
+    span = _span_at(row, max(installed_at, 0)).get(function)
     offset = frame.line - span[0] if span and frame.line >= span[0] else None
     changes: list[Change] = []
     for event in row["e"]:
