@@ -84,10 +84,13 @@ def _pattern(value: Any, where: Path, field: str) -> LazyPattern:
     return LazyPattern(value, field)
 
 
-def _check_patterns(condition: Any, where: Path) -> None:
-    """Compile every pattern ``condition`` holds: RE2's refusal becomes an :class:`EntryError` at its field."""
+def _check_written(condition: Any, where: Path, field: str) -> None:
+    """Compile every pattern ``condition`` holds and parse its version range: what parsing leaves to first use
+    (see :func:`parse_group`). A refusal becomes an :class:`EntryError` at its field."""
     from dataclasses import fields
 
+    if isinstance(condition, PackageCondition):
+        check_specifier(condition.spec, where, f"{field}.spec")
     for item in fields(condition):
         value = getattr(condition, item.name)
         if isinstance(value, LazyPattern):
@@ -441,7 +444,9 @@ class PackageCondition:
 
     @classmethod
     def parse(cls, item: Mapping[str, Any], where: Path, field: str) -> PackageCondition:
-        spec = check_specifier(item.get("spec"), where, f"{field}.spec")
+        spec = item.get("spec")
+        if not isinstance(spec, str):
+            raise EntryError(where, f"{field}.spec", f"must be a PEP 440 specifier string, not {spec!r}")
         return cls(
             item["name"].lower().replace("_", "-"),
             spec,
@@ -617,8 +622,9 @@ def parse_group(
 ) -> dict[str, tuple[Any, ...]]:
     """Every condition of a ``match`` (or ``match.exclude``) mapping, by kind; raises :class:`EntryError`.
 
-    ``checked``: the mapping comes from the validated KB cache, so its patterns compiled once already and are left
-    to compile on first use (see :class:`.regex.LazyPattern`).
+    ``checked``: the mapping comes from the validated KB cache, so its patterns compiled and its version ranges
+    parsed once already; patterns are left to compile on first use (see :class:`.regex.LazyPattern`), and a start-up
+    that reads no versions never imports ``packaging``.
     """
     out: dict[str, tuple[Any, ...]] = {}
     for name, kind in _KINDS.items():
@@ -631,7 +637,7 @@ def parse_group(
                 raise EntryError(where, f"{field}.{name}[{index}]", "must be a mapping")
             condition = kind.parse(item, where, f"{field}.{name}[{index}]")
             if not checked:
-                _check_patterns(condition, where)
+                _check_written(condition, where, f"{field}.{name}[{index}]")
             parsed.append(condition)
         out[name] = tuple(parsed)
     return out
