@@ -226,7 +226,7 @@ def build_incident(
             seen_lines.add((line.exc_type, line.message))
             unique_lines.append(line)
     return Incident(
-        text=source.text,
+        text=_bounded_tracebacks(source.text)[0],  # what was read: the same middle left out
         streams=tuple(s.label for s in source.streams),
         stacks=_dedupe(stacks),
         error_lines=tuple(unique_lines),
