@@ -7,7 +7,6 @@ markdown-it-py are imported inside the functions that need them, so ``--format j
 from __future__ import annotations
 
 import enum
-import html
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -44,6 +43,8 @@ _STYLE = (
 
 def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables)."""
+    from html import escape  # here: the HTML format is the only one that needs it
+
     from markdown_it import MarkdownIt
 
     # No raw HTML and no images: a page built from a log must never load anything from elsewhere.
@@ -51,7 +52,7 @@ def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
     )
 
 
