@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from dtypefix.matcher import KBEntry, Match, Report, Text
+from dtypefix.matcher import Evidence, KBEntry, Match, Report, Text
 from dtypefix.matcher.facts import env_fact
+from dtypefix.matcher.observation import FrameSeen
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import decider_words, describe
+from .evidence_words import decider_words, describe, seen_words
 from .markdown import fill
 
 if TYPE_CHECKING:
@@ -54,6 +55,16 @@ def entry_json(entry: KBEntry, groups: dict[str, str] | None = None) -> dict[str
     }
 
 
+def _observed(evidence: Evidence) -> str | None:
+    """``observed`` as contract 1.1 writes it: a frame as ``path:line in function`` (`` :: code`` when a code
+    pattern matched), anything else as the value or text seen."""
+    seen = evidence.observed
+    text = seen_words(seen)
+    if isinstance(seen, FrameSeen) and seen.code:
+        text += f" :: {seen.code}"
+    return text or None
+
+
 def _match(match: Match) -> dict[str, Any]:
     data = entry_json(match.entry, match.groups)
     data.update(
@@ -69,8 +80,8 @@ def _match(match: Match) -> dict[str, Any]:
                     "reason": e.reason.value,
                     "label": e.condition.label,
                     "detail": describe(e, "en"),
-                    "observed": e.observed or None,
-                    "source": e.source or None,
+                    "observed": _observed(e),
+                    "source": e.where.key if e.where is not None else None,
                     "weight": e.weight,
                     "decider": e.decider,
                 }

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
+from dtypefix.matcher.observation import Place
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import code_span, decider_words, describe, readable
+from .evidence_words import code_span, decider_words, describe, place_words, readable, seen_words
 from .i18n import t
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
     if incident.configs:
         parts.append(
             f"{t('configs', lang)}{t('colon.inline', lang)}"
-            + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
+            + ", ".join(f"{place_words(Place.of_config(c.origin), lang)} ({c.kind})" for c in incident.configs)
         )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
@@ -184,7 +185,7 @@ def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> lis
     h = "#" * level
     lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang), ""]
     error = _error_line(incident) or next(
-        (code_span(e.observed) for e in match.evidence if e.kind == "error" and e.observed), ""
+        (code_span(seen_words(e.observed)) for e in match.evidence if e.kind == "error" and e.observed), ""
     )
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
@@ -287,9 +288,11 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
         lines += [" · ".join(meta), ""]
         lines += ["```text", *dict.fromkeys(readable(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
-            lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
+            shown = ", ".join(f"{k} `{v}`" for k, v in entry.affected.items())
+            lines += [f"{t('affected', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.fixed_in:
-            lines += ["fixed in: " + ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items()), ""]
+            shown = ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items())
+            lines += [f"{t('fixed_in', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.messages:
             lines += [f"**{t('wording', one)}**", "", *(f"- {m}" for m in entry.messages), ""]
         lines += entry_sections(entry, one, level=2)

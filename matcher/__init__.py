@@ -38,6 +38,7 @@ from .evidence import Evidence, Outcome, Reason
 from .explain import check, explain, explain_incident
 from .facts import Input
 from .incident import Incident, build_incident
+from .observation import FrameSeen, Observation, Origin, Place, TextSeen, ValueSeen
 from .result import Decider, Match, Report
 
 __all__ = [
@@ -47,14 +48,20 @@ __all__ = [
     "Decider",
     "EntryError",
     "Evidence",
+    "FrameSeen",
     "Incident",
     "Input",
     "KBEntry",
     "Match",
+    "Observation",
+    "Origin",
     "Outcome",
+    "Place",
     "Reason",
     "Report",
     "Text",
+    "TextSeen",
+    "ValueSeen",
     "build_incident",
     "check",
     "explain",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .evidence import Evidence, Outcome, Reason
 from .facts import ENV_KEYS, Fact, Input, ValueType, config_fact, env_fact, namespace_of
+from .observation import FrameSeen, Origin, Place, TextSeen, ValueSeen
 from .regex import Pattern, PatternError, compile_pattern
 
 if TYPE_CHECKING:
@@ -179,10 +180,14 @@ class ErrorHit:
 
     groups: dict[str, str]
     """Named groups, to fill ``{{name}}`` in the entry's text."""
-    seen: str
+    seen: TextSeen
     """``Type: first line of the message``, or the matched text when found in the log without a type."""
-    source: str
-    """``traceback`` (an exception or ``Type: message`` line) or ``log`` (the message printed without a type)."""
+    where: Place
+    """The traceback (an exception or ``Type: message`` line) or the log (the message printed without a type)."""
+
+    def evidence(self, condition: ErrorCondition) -> Evidence:
+        """The anchor's evidence: the pattern held, quoting what it matched and where."""
+        return Evidence(condition, Outcome.HELD, Reason.MATCHED, self.seen, self.where)
 
 
 @dataclass(frozen=True)
@@ -252,18 +257,19 @@ class ErrorCondition:
             found = self.message.search(message)
             if found:
                 first = message.splitlines()[0][:200] if message.strip() else ""
-                return ErrorHit(_groups(found), f"{short}: {first}" if short else first, "traceback")
+                seen = TextSeen(f"{short}: {first}" if short else first)
+                return ErrorHit(_groups(found), seen, Place(Origin.TRACEBACK))
         if self.type is None:
             found = self.message.search(incident.text)
             if found and (not incident.has_own_exception or _continues_an_exception(found.group(0), incident)):
-                return ErrorHit(_groups(found), found.group(0)[:200], "log")
+                return ErrorHit(_groups(found), TextSeen(found.group(0)[:200]), Place(Origin.LOG))
         return None
 
     def evaluate(self, incident: Incident) -> Evidence:
         hit = self.find(incident)
         if hit is None:
             return Evidence(self, Outcome.FAILED, Reason.ABSENT)
-        return Evidence(self, Outcome.HELD, Reason.MATCHED, hit.seen, hit.source)
+        return hit.evidence(self)
 
 
 def _continues_an_exception(matched: str, incident: Incident) -> bool:
@@ -277,10 +283,6 @@ def _continues_an_exception(matched: str, incident: Incident) -> bool:
 
 def _groups(found: Any) -> dict[str, str]:
     return {k: v for k, v in found.groupdict().items() if v is not None}
-
-
-CODE_SEPARATOR = " :: "
-"""Between a held frame's place and the source line a ``code`` pattern matched, in ``Evidence.observed``."""
 
 
 @dataclass(frozen=True)
@@ -333,11 +335,8 @@ class FrameCondition:
                 and (self.function is None or self.function.search(frame.function))
                 and (self.code is None or self.code.search(frame.code))
             ):
-                shown = f"{path.rsplit('site-packages/', 1)[-1]}:{frame.line}"
-                observed = f"{shown} in {frame.function}"
-                if self.code is not None:
-                    observed += f"{CODE_SEPARATOR}{frame.code}"
-                return Evidence(self, Outcome.HELD, Reason.MATCHED, observed, "traceback")
+                seen = FrameSeen(path, frame.line, frame.function, frame.code if self.code is not None else "")
+                return Evidence(self, Outcome.HELD, Reason.MATCHED, seen, Place(Origin.TRACEBACK))
         if not incident.has_complete_traceback and not self.required:
             # A paste that starts mid-traceback lost its top frames; only a required frame (one that sits next to
             # the error, so it survives trimming) counts as absent.
@@ -372,7 +371,7 @@ class LogCondition:
     def evaluate(self, incident: Incident) -> Evidence:
         found = self.regex.search(incident.text)
         if found:
-            return Evidence(self, Outcome.HELD, Reason.MATCHED, found.group(0)[:160], "log")
+            return Evidence(self, Outcome.HELD, Reason.MATCHED, TextSeen(found.group(0)[:160]), Place(Origin.LOG))
         return Evidence(self, Outcome.UNKNOWN, Reason.NOT_IN_LOG)
 
 
@@ -384,17 +383,18 @@ def _specifier(spec: str) -> SpecifierSet:
     return SpecifierSet(spec)
 
 
-def installed(incident: Incident, name: str) -> tuple[Any, str, str]:
+def installed(incident: Incident, name: str) -> tuple[Any, ValueSeen, Place | None]:
     """``(Version or None, version as printed, where it was read)`` for an installed package."""
     from packaging.version import InvalidVersion, Version
 
     found = incident.packages.get(name)
     if found is None:
-        return None, "", ""
+        return None, ValueSeen(""), None
+    where = Place(Origin(found.origin))
     try:
-        return Version(Version(found.version).public), found.version, found.origin
+        return Version(Version(found.version).public), ValueSeen(found.version), where
     except InvalidVersion:
-        return None, found.version, found.origin
+        return None, ValueSeen(found.version), where
 
 
 def check_specifier(spec: Any, where: Path, field: str) -> str:
@@ -443,7 +443,7 @@ class PackageCondition:
 
 
 def _config_reason(fact: Fact) -> Reason:
-    if fact.auto == "unresolved":
+    if fact.unresolved:
         return Reason.AUTO_UNRESOLVED
     return Reason.NOT_SET if fact.kind_present else Reason.NO_CONFIG
 
@@ -503,15 +503,15 @@ class ConfigCondition:
         if fact.known:
             held = compare(self.op, fact.value, self.value)
             outcome = Outcome.HELD if held else Outcome.FAILED
-            return Evidence(self, outcome, Reason.FOUND, show(fact.value), fact.source, fact.auto)
-        if fact.kind_present and fact.auto != "unresolved":
+            return Evidence(self, outcome, Reason.FOUND, ValueSeen(fact.value, fact.auto), fact.where)
+        if fact.kind_present and not fact.unresolved:
             if self.has_default:
                 held = compare(self.op, self.default, self.value)
                 outcome = Outcome.HELD if held else Outcome.FAILED
-                return Evidence(self, outcome, Reason.DEFAULT, show(self.default), fact.source)
+                return Evidence(self, outcome, Reason.DEFAULT, ValueSeen(self.default), fact.where)
             if self.op == "exists":
-                return Evidence(self, Outcome.FAILED, Reason.NOT_SET, source=fact.source)
-        return Evidence(self, Outcome.UNKNOWN, _config_reason(fact), source=fact.source)
+                return Evidence(self, Outcome.FAILED, Reason.NOT_SET, where=fact.where)
+        return Evidence(self, Outcome.UNKNOWN, _config_reason(fact), where=fact.where)
 
 
 @dataclass(frozen=True)
@@ -550,7 +550,8 @@ class EnvCondition:
         if not fact.known:
             return Evidence(self, Outcome.UNKNOWN, Reason.NOT_GIVEN)
         held = compare(self.op, fact.value, self.value)
-        return Evidence(self, Outcome.HELD if held else Outcome.FAILED, Reason.FOUND, show(fact.value), fact.source)
+        outcome = Outcome.HELD if held else Outcome.FAILED
+        return Evidence(self, outcome, Reason.FOUND, ValueSeen(fact.value), fact.where)
 
 
 @dataclass(frozen=True)

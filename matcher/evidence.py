@@ -1,8 +1,9 @@
 """Evidence: one condition of an entry checked against one incident, as data the renderers put into words.
 
 The matcher never writes sentences: an :class:`Evidence` says *which* condition, *what* came out
-(:class:`Outcome`), *why* (:class:`Reason`), what the input showed and where. ``cli/evidence_words.py`` turns that
-into English or Chinese; the JSON output carries it as fields.
+(:class:`Outcome`), *why* (:class:`Reason`), what the input showed (a typed :mod:`.observation`) and where
+(:class:`~.observation.Place`). ``cli/evidence_words.py`` turns that into English or Chinese; the JSON output
+carries it as fields.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .conditions import Condition
+    from .observation import Observation, Place
 
 __all__ = ["Evidence", "Outcome", "Reason"]
 
@@ -61,12 +63,10 @@ class Evidence:
     condition: Condition
     outcome: Outcome
     reason: Reason
-    observed: str = ""
-    """What the input showed: the value, version, frame (``path:line in function``) or matched text."""
-    source: str = ""
-    """Where it was read: a config's file name, ``pip freeze``, ``launch command``, ``log``, ``traceback``."""
-    auto: str = ""
-    """For a DeepSpeed ``"auto"`` value: the source it was resolved from; empty otherwise."""
+    observed: Observation | None = None
+    """What the input showed: a frame, a value or version, or the matched text; None when nothing was seen."""
+    where: Place | None = None
+    """Where it was read (also for a config that was given without the key); None when nothing says."""
 
     @property
     def weight(self) -> float:

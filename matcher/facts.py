@@ -20,6 +20,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .configs import lookup
+from .observation import Origin, Place
 
 if TYPE_CHECKING:
     from .incident import Incident
@@ -69,12 +70,14 @@ class Fact:
     known: bool
     """False when the input says nothing about it (no such config, no version)."""
     value: Any = None
-    source: str = ""
-    """Where the value was read (``ds_config.json``, ``launch command``, ``log``)."""
+    where: Place | None = None
+    """Where the value (or the config that lacks it) was read."""
     kind_present: bool = False
     """For config paths: a config of that kind was given, but the key was absent."""
-    auto: str = ""
-    """For a DeepSpeed ``"auto"``: where it was resolved from, or ``"unresolved"``; empty for plain values."""
+    auto: Place | None = None
+    """For a DeepSpeed ``"auto"`` that was resolved: where its value came from."""
+    unresolved: bool = False
+    """For a DeepSpeed ``"auto"`` that nothing in the input resolves."""
 
 
 @dataclass(frozen=True)
@@ -123,37 +126,37 @@ def _from_configs(kind: str) -> Callable[[Incident, str], Fact]:
                 found, value = lookup(config.data, "bfloat16." + key[5:])  # DeepSpeed's older alias, still read
             if found:
                 if kind == "deepspeed" and value == "auto" and key in ("fp16.enabled", "bf16.enabled"):
-                    return _resolve_auto(incident, key.split(".")[0], config.origin)
-                return Fact(True, value, config.origin)
+                    return _resolve_auto(incident, key.split(".")[0], Place.of_config(config.origin))
+                return Fact(True, value, Place.of_config(config.origin))
         return Fact(False, kind_present=present)
 
     return resolve
 
 
-def _resolve_auto(incident: Incident, precision: str, origin: str) -> Fact:
+def _resolve_auto(incident: Incident, precision: str, origin: Place) -> Fact:
     # The HF Trainer fills DeepSpeed "auto" from its own --bf16/--fp16; without them "auto" is unknown.
     for path in (f"trainer.{precision}", f"flags.{precision}", f"axolotl.{precision}", f"llamafactory.{precision}"):
         fact = config_fact(incident, path)
         if fact.known and isinstance(fact.value, bool):
-            return Fact(True, fact.value, origin, auto=fact.source)
-    return Fact(False, source=origin, kind_present=True, auto="unresolved")
+            return Fact(True, fact.value, origin, auto=fact.where)
+    return Fact(False, where=origin, kind_present=True, unresolved=True)
 
 
 def _flags(incident: Incident, key: str) -> Fact:
     if key in incident.launch.flags:
-        return Fact(True, incident.launch.flags[key], "launch command")
+        return Fact(True, incident.launch.flags[key], Place(Origin.LAUNCH))
     return Fact(False, kind_present=bool(incident.launch.flags))
 
 
 def _precision(incident: Incident, name: str) -> Fact:
-    says_true: list[str] = []
-    says_other: list[str] = []
+    says_true: list[Place | None] = []
+    says_other: list[Place | None] = []
     for source in ("deepspeed", "trainer", "flags", "axolotl", "llamafactory"):
         fact = config_fact(incident, f"{source}.{name}.enabled" if source == "deepspeed" else f"{source}.{name}")
         if fact.known and fact.value is True:
-            says_true.append(fact.source)
+            says_true.append(fact.where)
         elif fact.known and fact.value is False:
-            says_other.append(fact.source)
+            says_other.append(fact.where)
     for source in (
         "accelerate.mixed_precision",
         "flags.mixed_precision",
@@ -162,7 +165,7 @@ def _precision(incident: Incident, name: str) -> Fact:
     ):
         fact = config_fact(incident, source)
         if fact.known and isinstance(fact.value, str) and fact.value.lower() != "auto":
-            (says_true if fact.value.lower() == name else says_other).append(fact.source)
+            (says_true if fact.value.lower() == name else says_other).append(fact.where)
     if says_true:
         return Fact(True, True, says_true[0])
     if says_other:
@@ -181,10 +184,10 @@ def _model(incident: Incident, name: str) -> Fact:
     for source in (f"axolotl.{name}", f"llamafactory.{name}", f"flags.{name}", f"trainer.{name}"):
         fact = config_fact(incident, source)
         if fact.known and isinstance(fact.value, bool):
-            return Fact(True, fact.value, fact.source)
+            return Fact(True, fact.value, fact.where)
     pattern = _MODEL_HINTS.get(name)
     if pattern is not None and pattern.search(incident.text):
-        return Fact(True, True, "log")
+        return Fact(True, True, Place(Origin.LOG))
     return Fact(False)
 
 
@@ -373,4 +376,4 @@ def env_fact(incident: Incident, key: str) -> Fact:
     """Look up a hardware / environment key."""
     spec = ENV_KEYS.get(key)
     value = spec.resolve(incident) if spec is not None else None
-    return Fact(value is not None, value, "log" if value is not None else "")
+    return Fact(value is not None, value, Place(Origin.LOG) if value is not None else None)

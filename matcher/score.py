@@ -126,8 +126,7 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         score = entry_score(entry, pattern.weight, evidence)
         if score < MIN_SCORE:
             continue
-        found = Evidence(pattern, Outcome.HELD, Reason.MATCHED, hit.seen, hit.source)
-        matches.append(Match(entry, round(score, 2), confidence(score), (found, *evidence), hit.groups))
+        matches.append(Match(entry, round(score, 2), confidence(score), (hit.evidence(pattern), *evidence), hit.groups))
     matches.sort(key=rank_key)
     return matches
 
