@@ -10,6 +10,9 @@ found) are turned back into readable templates by :func:`readable`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
 
 from dtypefix.matcher import Evidence, Outcome, Reason
 from dtypefix.matcher.conditions import (
@@ -18,6 +21,7 @@ from dtypefix.matcher.conditions import (
     ErrorCondition,
     FixedCondition,
     FrameCondition,
+    GpuMemoryCondition,
     LogCondition,
     PackageCondition,
     show,
@@ -27,7 +31,7 @@ from dtypefix.matcher.observation import FrameSeen, Origin, Place, TextSeen, Val
 
 from .i18n import has, t
 
-__all__ = ["code_span", "decider_words", "describe", "place_words", "readable", "seen_words"]
+__all__ = ["code_span", "decider_words", "describe", "place_words", "readable", "seen_words", "worded"]
 
 _CLASS_ESCAPES = set("dswDSWbB")
 _QUANTIFIERS = set("*+?")
@@ -257,35 +261,63 @@ def _package(evidence: Evidence, condition: PackageCondition, lang: str) -> str:
     return t(key, lang, name=condition.name, version=version, source=source, spec=_code(condition.spec))
 
 
+def _gpu_memory(evidence: Evidence, condition: GpuMemoryCondition, lang: str) -> str:
+    bound = _code(f"< {condition.below_gib:g} GiB")
+    if evidence.reason is Reason.NOT_GIVEN:
+        return t("gpu_memory.absent", lang, expected=bound)
+    line = t("gpu_memory.is", lang, value=_code(f"{seen_words(evidence.observed)} GiB"))
+    return line if evidence.outcome is Outcome.HELD else line + t("needs", lang, expected=bound)
+
+
+def _error(evidence: Evidence, condition: ErrorCondition, lang: str) -> str:
+    from_log = evidence.where is not None and evidence.where.origin is Origin.LOG
+    return t("error.log" if from_log else "error.held", lang, seen=_code(seen_words(evidence.observed)))
+
+
+def _frame(evidence: Evidence, condition: FrameCondition, lang: str) -> str:
+    frame = evidence.observed
+    if evidence.outcome is Outcome.HELD and isinstance(frame, FrameSeen):
+        where = _code(f"{frame.short_path}:{frame.line}")
+        held = t("frame.held", lang, where=where, function=_code(frame.function))
+        return held + t("frame.code_held", lang, code=_code(frame.code)) if frame.code else held
+    reason = {Reason.NO_FRAMES: "frame.no_frames", Reason.PARTIAL_TRACEBACK: "frame.partial"}
+    return t(reason.get(evidence.reason, "frame.absent"), lang, what=_frame_target(condition, lang))
+
+
+def _log(evidence: Evidence, condition: LogCondition, lang: str) -> str:
+    if evidence.outcome is Outcome.HELD:
+        return t("log.held", lang, seen=_code(seen_words(evidence.observed)))
+    return t("log.absent", lang, what=_code(readable(condition.pattern, lang)))
+
+
+def _fixed(evidence: Evidence, condition: FixedCondition, lang: str) -> str:
+    key = "fixed.held" if evidence.reason is Reason.FIXED else "fixed.before"
+    return t(key, lang, name=condition.package, version=seen_words(evidence.observed), fixed=condition.version)
+
+
+_WORDS: Mapping[type[Any], Callable[[Evidence, Any, str], str]] = MappingProxyType(
+    {
+        ErrorCondition: _error,
+        FrameCondition: _frame,
+        LogCondition: _log,
+        PackageCondition: _package,
+        ConfigCondition: _config,
+        EnvCondition: _env,
+        GpuMemoryCondition: _gpu_memory,
+        FixedCondition: _fixed,
+    }
+)
+"""How each kind of condition is said, by its class (a test requires an entry for every kind)."""
+
+
+def worded(condition_type: type[Any]) -> bool:
+    """Whether this module can say evidence of that condition class."""
+    return condition_type in _WORDS
+
+
 def describe(evidence: Evidence, lang: str) -> str:
     """One piece of evidence as a sentence a user can check against their own input."""
-    condition = evidence.condition
-    if isinstance(condition, ErrorCondition):
-        from_log = evidence.where is not None and evidence.where.origin is Origin.LOG
-        return t("error.log" if from_log else "error.held", lang, seen=_code(seen_words(evidence.observed)))
-    if isinstance(condition, FrameCondition):
-        frame = evidence.observed
-        if evidence.outcome is Outcome.HELD and isinstance(frame, FrameSeen):
-            where = _code(f"{frame.short_path}:{frame.line}")
-            held = t("frame.held", lang, where=where, function=_code(frame.function))
-            return held + t("frame.code_held", lang, code=_code(frame.code)) if frame.code else held
-        reason = {Reason.NO_FRAMES: "frame.no_frames", Reason.PARTIAL_TRACEBACK: "frame.partial"}
-        return t(reason.get(evidence.reason, "frame.absent"), lang, what=_frame_target(condition, lang))
-    if isinstance(condition, LogCondition):
-        if evidence.outcome is Outcome.HELD:
-            return t("log.held", lang, seen=_code(seen_words(evidence.observed)))
-        return t("log.absent", lang, what=_code(readable(condition.pattern, lang)))
-    if isinstance(condition, PackageCondition):
-        return _package(evidence, condition, lang)
-    if isinstance(condition, ConfigCondition):
-        return _config(evidence, condition, lang)
-    if isinstance(condition, EnvCondition):
-        return _env(evidence, condition, lang)
-    if isinstance(condition, FixedCondition):
-        version = seen_words(evidence.observed)
-        key = "fixed.held" if evidence.reason is Reason.FIXED else "fixed.before"
-        return t(key, lang, name=condition.package, version=version, fixed=condition.version)
-    raise TypeError(f"not a condition: {condition!r}")  # pragma: no cover - the union is closed
+    return _WORDS[type(evidence.condition)](evidence, evidence.condition, lang)
 
 
 def decider_words(key: str, lang: str) -> str:

@@ -238,6 +238,11 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "env.cuda_device_order": ("CUDA_DEVICE_ORDER", "CUDA_DEVICE_ORDER"),
     "env.os": ("the operating system", "操作系统"),
     "env.device.mps": ("an Apple MPS device", "Apple MPS 设备"),
+    "gpu_memory.is": ("the smallest GPU has {value} of memory", "显存最小的 GPU 有 {value}"),
+    "gpu_memory.absent": (
+        "the GPU memory size is not in the input (this cause needs {expected})",
+        "输入里没有 GPU 显存大小（这个原因要求 {expected}）",
+    ),
     "decider.config": ("your {title} config: `--config FILE`", "你的 {title} 配置：`--config 文件`"),
     "decider.deepspeed-config": (
         "your DeepSpeed config: `--config ds_config.json`",

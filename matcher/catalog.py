@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .entry import EntryError, EntryKind, KBEntry, entry_from_mapping
+from .entry import EntryError, KBEntry, entry_from_mapping
 from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
@@ -205,7 +205,8 @@ def _signature(files: list[tuple[Path, str]]) -> str:
     """A hash of every entry file's path and bytes, the schema, and the code that turns them into entries."""
     digest = hashlib.sha256(f"{_CACHE_FORMAT}".encode())
     here = Path(__file__).parent
-    code = [here / name for name in ("catalog.py", "entry.py", "conditions.py", "facts.py", "prefilter.py")]
+    code = [here / name for name in ("catalog.py", "entry.py", "facts.py", "prefilter.py")]
+    code += sorted((here / "conditions").glob("*.py"))  # one module per condition kind
     for path, slug in [*((p, "") for p in code), (builtin_kb_dir() / "schema.json", ""), *files]:
         try:
             digest.update(f"\0{path}\0{slug}\0".encode() + path.read_bytes())
@@ -221,7 +222,7 @@ def _index_record(path: Path, slug: str, entry: KBEntry) -> dict[str, Any]:
         "id": entry.id,
         "status": entry.status.value,
         "words": [required_words(p.pattern) for p in entry.errors],
-        "checkable": entry.kind is EntryKind.CAUSE and bool(entry.configs or entry.env),
+        "checkable": entry.checkable,
     }
 
 

@@ -54,13 +54,18 @@ class Input:
 
 
 class ValueType(str, Enum):
-    """What kind of value a fact holds, so that lint can refuse ``op: <`` against ``value: sm89``."""
+    """What kind of value a fact holds, so that lint can refuse a comparison that can never hold (``op: <``
+    against ``value: sm89``, ``precision.fp16 == "yes"``, ``os == mac``)."""
 
     ANY = "any"
+    """A tool's own config key: whatever the tool accepts."""
     BOOL = "bool"
     NUMBER = "number"
     TEXT = "text"
+    WORD = "word"
+    """One of a closed set of words (:attr:`EnvKey.words`)."""
     LIST = "list"
+    """A list of texts; ``==`` holds when any item is equal."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,8 @@ class Namespace:
     """For a config file: whether a parsed file is this tool's, from its top-level keys (first match wins)."""
     decided_by: str = ""
     """The input that settles an unknown key; a config file's own (``<name>-config``) when empty."""
+    type: ValueType = ValueType.ANY
+    """What every key of a derived namespace holds (``precision.bf16`` is true or false)."""
 
     @property
     def decider(self) -> str:
@@ -112,6 +119,8 @@ class EnvKey:
     type: ValueType
     resolve: Callable[[Incident], Any]
     """The value, or None when the input does not say."""
+    words: tuple[str, ...] = ()
+    """For :attr:`ValueType.WORD`: every value it can hold."""
 
 
 def _from_configs(kind: str) -> Callable[[Incident, str], Fact]:
@@ -292,6 +301,7 @@ NAMESPACES: dict[str, Namespace] = {
             _precision,
             keys=("bf16", "fp16", "fp8"),
             decided_by=Input.LAUNCH,
+            type=ValueType.BOOL,
         ),
         Namespace(
             "model",
@@ -301,6 +311,7 @@ NAMESPACES: dict[str, Namespace] = {
             _model,
             keys=tuple(_MODEL_HINTS),
             decided_by=Input.LAUNCH,
+            type=ValueType.BOOL,
         ),
     )
 }
@@ -348,7 +359,13 @@ ENV_KEYS: dict[str, EnvKey] = {
             ValueType.TEXT,
             lambda i: i.hardware.cuda_device_order or i.launch.env.get("CUDA_DEVICE_ORDER"),
         ),
-        EnvKey("os", "operating system (`linux`, `windows`, `macos`)", ValueType.TEXT, lambda i: i.hardware.os),
+        EnvKey(
+            "os",
+            "operating system (`linux`, `windows`, `macos`)",
+            ValueType.WORD,
+            lambda i: i.hardware.os,
+            ("linux", "windows", "macos"),
+        ),
         EnvKey(
             "device.mps",
             "`true` when the input shows an Apple MPS device",

@@ -70,6 +70,11 @@ _WINDOWS = re.compile(
     r"[A-Z]:\\\\?(?:Users|Program Files|ProgramData|Anaconda|Python)|struct c10::|OS: Microsoft Windows"
 )
 _MACOS = re.compile(r"OS: macOS|/Users/[^/\s]+/|\bMPS\b|mps:0|darwin", re.IGNORECASE)
+# nvidia-smi's table row ("|    2079MiB /   6144MiB |") and torch's out-of-memory message ("GPU 0 has a total
+# capacity of 79.18 GiB"): the two places a log states how much memory a GPU has.
+_MEMORY_LINE = re.compile(r"MiB\s*/|total capacity of")
+_SMI_MEMORY = re.compile(r"\b\d+MiB\s*/\s*(?P<mib>\d+)MiB\b")
+_OOM_CAPACITY = re.compile(r"\bGPU \d+ has a total capacity of (?P<gib>\d+(?:\.\d+)?) GiB")
 _MPS = re.compile(r"\bmps:0\b|device\(type='mps'|\bMPS backend\b|on device: mps|torch\.backends\.mps")
 
 
@@ -89,6 +94,17 @@ class Hardware:
     """``linux``, ``windows`` or ``macos`` when the input shows it."""
     mps: bool
     """The MPS (Apple) backend appears in the input."""
+    memory_gib: tuple[float, ...] = ()
+    """Total memory of each GPU whose size the input states (``nvidia-smi``'s table, torch's out-of-memory
+    message), in GiB as printed; empty when none is stated."""
+
+
+def _memory(text: str) -> tuple[float, ...]:
+    sizes: list[float] = []
+    for line in lines_containing(_MEMORY_LINE, text):
+        sizes += [round(int(m["mib"]) / 1024, 2) for m in _SMI_MEMORY.finditer(line)]
+        sizes += [float(m["gib"]) for m in _OOM_CAPACITY.finditer(line)]
+    return tuple(sizes)
 
 
 def compute_capability(name: str) -> float | None:
@@ -138,6 +154,7 @@ def parse_hardware(text: str) -> Hardware:
         os_name = None
     mps = ("mps" in text or "MPS" in text) and bool(_MPS.search(text))
     return Hardware(
+        memory_gib=_memory(text),
         gpu_names=tuple(names),
         unmapped=unmapped,
         capabilities=tuple(known + printed),

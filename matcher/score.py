@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .conditions import Condition, ErrorCondition, ErrorHit
+from .conditions import Condition, ErrorCondition, ErrorHit, kind_named
 from .entry import KBEntry
 from .evidence import Evidence, Outcome, Reason
 from .incident import Incident
@@ -104,6 +104,12 @@ def rank_key(match: Match) -> tuple[float, bool, str]:
     return (-match.score, match.entry.is_family, match.entry.id)
 
 
+def _role(kind: str, role: str) -> bool:
+    """What ``check`` does with evidence of ``kind`` (:class:`~.conditions.Kind`: checked, decides, asks)."""
+    found = kind_named(kind)
+    return found is not None and bool(getattr(found, role))
+
+
 def _evaluate(conditions: Iterable[Condition], incident: Incident) -> list[Evidence]:
     return [condition.evaluate(incident) for condition in conditions]
 
@@ -118,7 +124,7 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         if anchored is None or excluded(entry, incident):
             continue
         pattern, hit = anchored
-        evidence = _evaluate(entry.evidence_conditions, incident)
+        evidence = _evaluate(entry.conditions, incident)
         if required_failed(evidence):
             continue
         fixes = contradicting_fixes(_evaluate(entry.fixed, incident))
@@ -142,22 +148,20 @@ def check_entries(entries: Iterable[KBEntry], incident: Incident) -> tuple[list[
     findings: list[Match] = []
     conditional: list[Match] = []
     for entry in entries:
-        if not entry.is_active or entry.is_family or not (entry.configs or entry.env):
+        if not entry.is_active or not entry.checkable or excluded(entry, incident):
             continue
-        if excluded(entry, incident):
-            continue
-        evidence = _evaluate((*entry.packages, *entry.configs, *entry.env), incident)
+        evidence = _evaluate((c for c in entry.conditions if _role(c.kind, "checked")), incident)
         evidence.extend(contradicting_fixes(_evaluate(entry.fixed, incident)))
         if any(e.outcome is Outcome.FAILED for e in evidence):
             continue
-        if not any(e.outcome is Outcome.HELD and e.kind in ("config", "env") for e in evidence):
+        if not any(e.outcome is Outcome.HELD and _role(e.kind, "decides") for e in evidence):
             continue
         held = sum(e.weight for e in evidence if e.outcome is Outcome.HELD)
         if held < MEDIUM:
             continue
         match = Match(entry, round(held, 2), confidence(held), tuple(evidence))
         open_question = any(
-            e.decider is not None and e.kind in ("package", "env") and e.weight >= DECIDER_MIN_WEIGHT for e in evidence
+            e.decider is not None and _role(e.kind, "asks") and e.weight >= DECIDER_MIN_WEIGHT for e in evidence
         )
         (conditional if open_question else findings).append(match)
     findings.sort(key=lambda m: (-m.score, m.entry.id))
