@@ -39,10 +39,11 @@ from .explain import check, explain, explain_incident
 from .facts import Input
 from .incident import Incident, build_incident
 from .observation import FrameSeen, Observation, Origin, Place, TextSeen, ValueSeen
-from .result import Decider, Match, Report
+from .result import Confidence, Decider, Match, Report
 
 __all__ = [
     "Catalog",
+    "Confidence",
     "Config",
     "ConfigError",
     "Decider",

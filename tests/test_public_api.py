@@ -11,6 +11,7 @@ import dtypefix.matcher
 
 MATCHER_API = [
     "Catalog",
+    "Confidence",
     "Config",
     "ConfigError",
     "Decider",
