@@ -312,7 +312,9 @@ def _local_kb() -> Path:
 @app.command()
 def docs(
     out: Annotated[Path, typer.Option("--out", help="Where the Markdown pages go.")] = Path("docs/kb"),
-    check_only: Annotated[bool, typer.Option("--check", help="Exit 1 when docs/kb is stale, writing nothing.")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when docs/kb or a generated schema is stale, writing nothing.")
+    ] = False,
     html: Annotated[
         Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")
     ] = None,
@@ -321,19 +323,25 @@ def docs(
         typer.Option("--kb", help="Also publish this private KB folder (DTYPEFIX_KB is never published by itself)."),
     ] = None,
 ) -> int:
-    """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/.
+    """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/, and
+    in a checkout the files generated from the registries (kb/schema.json's match block, the JSON output schema).
 
     Example: dtypefix docs --check
     """
-    from dtypefix.matcher.catalog import load_catalog
+    from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 
     from .docs import is_generated, kb_pages, to_html_site
+    from .generated import generated_files
 
     # Only the built-in KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
     pages = kb_pages(load_catalog(kb or [], cache_dir=None))
     stale = sorted(
         p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
     )
+    # The schema and docs generated from the registries, in a checkout (an installed package has no docs/).
+    root = builtin_kb_dir().parent
+    files = generated_files(root)
+    stale_files = sorted(name for name, text in files.items() if (root / name).read_text(encoding="utf-8") != text)
     # Only pages this command generated (they carry its header) are ever removed; other Markdown is left alone.
     extra = (
         sorted(
@@ -347,7 +355,9 @@ def docs(
     if check_only:
         for name in stale + extra:
             typer.echo(f"{out / name}: stale")
-        if stale or extra:
+        for name in stale_files:
+            typer.echo(f"{root / name}: stale")
+        if stale or extra or stale_files:
             typer.echo(f"dtypefix docs: {out} is stale; run `dtypefix docs` and commit the result", err=True)
             return 1
         typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from the KB in use)", err=True)
@@ -358,12 +368,15 @@ def docs(
         target = out / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(pages[name], encoding="utf-8")
+    for name in stale_files:
+        (root / name).write_text(files[name], encoding="utf-8")
     if html is not None:
         for name, text in to_html_site(pages).items():
             target = html / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-    typer.echo(f"dtypefix docs: {len(stale)} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
+    written = len(stale) + len(stale_files)
+    typer.echo(f"dtypefix docs: {written} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
     return 0
 
 

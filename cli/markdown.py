@@ -205,7 +205,9 @@ def _candidates(matches: tuple[Match, ...], lang: str) -> list[str]:
         return []
     lines = [_label("others", lang), ""]
     for m in matches:
-        lines.append(f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence.value + '.confidence', lang), lang)}")
+        lines.append(
+            f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence.value + '.confidence', lang), lang)}"
+        )
     return [*lines, ""]
 
 
