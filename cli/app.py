@@ -18,9 +18,9 @@ import typer
 
 from dtypefix.matcher.catalog import Catalog, default_cache_dir, load_catalog
 
+from .formats import FORMATS
 from .i18n import default_lang
 from .inputs import InputError
-from .render import OutputFormat
 
 __all__ = ["app", "main"]
 
@@ -47,8 +47,13 @@ class Lang(str, enum.Enum):
 
 
 FormatOption = Annotated[
-    OutputFormat | None,
-    typer.Option("--format", "-f", help="md, term (rich, the default on a terminal), json or html."),
+    str | None,
+    typer.Option(
+        "--format",
+        "-f",
+        click_type=click.Choice(list(FORMATS)),
+        help="; ".join(f"{f.name}: {f.help}" for f in FORMATS.values()) + ".",
+    ),
 ]
 LangOption = Annotated[
     Lang | None, typer.Option("--lang", "-l", help="en, zh or both; default from the locale (LANG).")

@@ -25,10 +25,10 @@ from .app import (
     app,
     catalog_for,
 )
+from .formats import Document, emit
 from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
 from .json_output import entry_json, report_json, search_json
 from .markdown import format_check, format_entry, format_report, format_search
-from .render import OutputFormat, emit
 
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 DetailsOption = Annotated[
@@ -65,15 +65,13 @@ def _explain_input(
     return explain_incident(incident, catalog_for(kb)), attached
 
 
-def _emit_report(
-    report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str, details: bool = False
-) -> None:
+def _report_document(report: Report, lang: str, top: int, command: str, details: bool = False) -> Document:
     def markdown() -> str:
         if command == "check":
             return format_check(report, lang, details)
         return format_report(report, lang, top, details)
 
-    emit(fmt, sys.stdout, markdown=markdown, data=lambda: report_json(report, command))
+    return Document(markdown, lambda: report_json(report, command), report, lang)
 
 
 @app.command()
@@ -96,7 +94,7 @@ def explain(
     Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
     """
     report, _ = _explain_input(file, freeze, config, this_env, kb)
-    _emit_report(report, fmt, _lang(lang), top, "explain", details)
+    emit(fmt, sys.stdout, _report_document(report, _lang(lang), top, "explain", details))
     return 0 if report.found else 1
 
 
@@ -115,7 +113,7 @@ def show(
     entry = catalog.get(entry_id)
     if entry is None:
         raise InputError(f"no entry {entry_id!r}; try: dtypefix search {entry_id}")
-    emit(fmt, sys.stdout, markdown=lambda: format_entry(entry, _lang(lang)), data=lambda: entry_json(entry))
+    emit(fmt, sys.stdout, Document(lambda: format_entry(entry, _lang(lang)), lambda: entry_json(entry)))
     return 0
 
 
@@ -142,7 +140,7 @@ def check(
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
     attached = _attachments(freeze, config, this_env)
     report = check_settings(freeze=attached.freeze, configs=attached.configs, flags=flags, catalog=catalog_for(kb))
-    _emit_report(report, fmt, _lang(lang), 0, "check", details)
+    emit(fmt, sys.stdout, _report_document(report, _lang(lang), 0, "check", details))
     return 1 if report.found else 0
 
 
@@ -252,7 +250,7 @@ def search(
         raise InputError("empty query")
     hits = run_search(catalog_for(kb).entries, query, limit=limit)
     one = _lang(lang)
-    emit(fmt, sys.stdout, markdown=lambda: format_search(hits, query, one), data=lambda: search_json(hits, query))
+    emit(fmt, sys.stdout, Document(lambda: format_search(hits, query, one), lambda: search_json(hits, query)))
     return 0 if hits else 1
 
 
@@ -434,12 +432,7 @@ def run(
         report = explain_incident(incident, catalog_for(kb))
         if report.found:
             sys.stderr.write("\n")
-            emit(
-                fmt,
-                sys.stderr,
-                markdown=lambda: format_report(report, _lang(lang), top, details),
-                data=lambda: report_json(report, "run"),
-            )
+            emit(fmt, sys.stderr, _report_document(report, _lang(lang), top, "run", details))
     except Exception as exc:
         from .app import _say_failure
 
@@ -467,5 +460,5 @@ def report(
 
     result, attached = _explain_input(file, freeze, config, this_env, kb)
     data = report_data(result, attached.config_texts)
-    emit(fmt, sys.stdout, markdown=lambda: format_bug_report(data), data=lambda: data)
+    emit(fmt, sys.stdout, Document(lambda: format_bug_report(data), lambda: data))
     return 0
