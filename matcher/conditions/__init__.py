@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config, env, error, frame, gpu_memory, log, package
-from .base import Condition, EntryError, Kind
+from .base import Condition, EntryError, Kind, check_written
 from .config import ConfigCondition
 from .env import EnvCondition
 from .error import ErrorCondition, ErrorHit
@@ -62,8 +62,15 @@ def kind_named(name: str) -> Kind | None:
     return next((kind for kind in KINDS if kind.name == name), None)
 
 
-def parse_group(group: Mapping[str, Any], where: Path, field: str) -> dict[str, tuple[Condition, ...]]:
-    """Every condition of a ``match`` (or ``match.exclude``) mapping, by YAML key; raises :class:`EntryError`."""
+def parse_group(
+    group: Mapping[str, Any], where: Path, field: str, *, checked: bool = False
+) -> dict[str, tuple[Condition, ...]]:
+    """Every condition of a ``match`` (or ``match.exclude``) mapping, by YAML key; raises :class:`EntryError`.
+
+    ``checked``: the mapping comes from the validated KB cache, so its patterns compiled and its version ranges
+    parsed once already; patterns are left to compile on first use (see :class:`..regex.LazyPattern`), and a
+    start-up that reads no versions never imports ``packaging``.
+    """
     out: dict[str, tuple[Condition, ...]] = {}
     for kind in KINDS:
         items = group.get(kind.key, [])
@@ -73,7 +80,10 @@ def parse_group(group: Mapping[str, Any], where: Path, field: str) -> dict[str, 
         for index, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise EntryError(where, f"{field}.{kind.key}[{index}]", "must be a mapping")
-            parsed.append(kind.parse(item, where, f"{field}.{kind.key}[{index}]"))
+            condition = kind.parse(item, where, f"{field}.{kind.key}[{index}]")
+            if not checked:
+                check_written(kind, condition, where, f"{field}.{kind.key}[{index}]")
+            parsed.append(condition)
         out[kind.key] = tuple(parsed)
     return out
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..regex import Pattern, PatternError, compile_pattern
+from ..regex import LazyPattern, PatternError
 
 if TYPE_CHECKING:
     from ..evidence import Evidence
@@ -26,6 +26,8 @@ __all__ = [
     "Condition",
     "EntryError",
     "Kind",
+    "check_written",
+    "compile_now",
     "item_schema",
     "parse_pattern",
     "parse_plain",
@@ -106,6 +108,8 @@ class Kind:
     """In ``check``: one that is unknown makes a finding conditional ("would apply if ...")."""
     anchor: bool = False
     """The error patterns: an entry is a candidate only when one holds; not counted as evidence."""
+    verify: Callable[[Any, Path, str], None] | None = None
+    """What parsing leaves to first use besides the patterns (a version range), checked by :func:`check_written`."""
 
 
 WEIGHT_SCHEMA: Mapping[str, Any] = {
@@ -125,13 +129,32 @@ def item_schema(properties: Mapping[str, Any], required: tuple[str, ...] = (), *
     return schema
 
 
-def parse_pattern(value: Any, where: Path, field: str) -> Pattern:
+def parse_pattern(value: Any, where: Path, field: str) -> LazyPattern:
+    """The written pattern, compiled later: by :func:`check_written` (which checks it), or at its first search."""
     if not isinstance(value, str) or not value:
         raise EntryError(where, field, "must be a non-empty regex string")
+    return LazyPattern(value, field)
+
+
+def compile_now(pattern: LazyPattern, where: Path) -> None:
+    """Compile ``pattern`` now; a refusal becomes an :class:`EntryError` at the field it was written in."""
     try:
-        return compile_pattern(value)
+        pattern.compile()
     except PatternError as exc:
-        raise EntryError(where, field, str(exc)) from None
+        raise EntryError(where, pattern.field, str(exc)) from None
+
+
+def check_written(kind: Kind, condition: Condition, where: Path, field: str) -> None:
+    """Compile every pattern ``condition`` holds and run its kind's :attr:`Kind.verify`: what parsing leaves to
+    first use, so that an entry read from the validated KB cache skips it (see ``parse_group(checked=...)``)."""
+    from dataclasses import fields
+
+    for item in fields(condition):  # type: ignore[arg-type]  # every kind is a dataclass
+        value = getattr(condition, item.name)
+        if isinstance(value, LazyPattern):
+            compile_now(value, where)
+    if kind.verify is not None:
+        kind.verify(condition, where, field)
 
 
 def parse_weight(item: Mapping[str, Any], where: Path, field: str, default: float = 2.0) -> float:

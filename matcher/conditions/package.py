@@ -73,7 +73,9 @@ class PackageCondition:
 
     @classmethod
     def parse(cls, item: Mapping[str, Any], where: Path, field: str) -> PackageCondition:
-        spec = check_specifier(item.get("spec"), where, f"{field}.spec")
+        spec = item.get("spec")
+        if not isinstance(spec, str):  # parsed as PEP 440 by _verify, left out for an entry from the checked cache
+            raise EntryError(where, f"{field}.spec", f"must be a PEP 440 specifier string, not {spec!r}")
         return cls(
             item["name"].lower().replace("_", "-"),
             spec,
@@ -87,6 +89,10 @@ class PackageCondition:
             return Evidence(self, Outcome.UNKNOWN, Reason.NOT_GIVEN)
         held = _specifier(self.spec).contains(version, prereleases=True)
         return Evidence(self, Outcome.HELD if held else Outcome.FAILED, Reason.FOUND, printed, origin)
+
+
+def _verify(condition: PackageCondition, where: Path, field: str) -> None:
+    check_specifier(condition.spec, where, f"{field}.spec")
 
 
 KIND = Kind(
@@ -103,4 +109,5 @@ KIND = Kind(
     "`--this-env` or a listing in the input.",
     checked=True,
     asks=True,
+    verify=_verify,
 )

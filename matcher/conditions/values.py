@@ -10,7 +10,7 @@ from typing import Any
 
 from ..facts import ValueType
 from ..regex import compile_pattern
-from .base import EntryError, parse_pattern
+from .base import EntryError, compile_now, parse_pattern
 
 __all__ = ["OPS", "ORDERED", "check_op", "check_typed", "compare", "is_number", "show"]
 
@@ -38,7 +38,7 @@ def check_op(op: Any, value: Any, has_value: bool, where: Path, field: str) -> N
     if op in ("in", "not-in") and not isinstance(value, list):
         raise EntryError(where, f"{field}.value", f"{op} needs a list of values")
     if op == "matches":
-        parse_pattern(value, where, f"{field}.value")
+        compile_now(parse_pattern(value, where, f"{field}.value"), where)
     if op == "exists" and has_value:
         raise EntryError(where, f"{field}.value", "exists takes no value")
     if op in ("==", "!=") and (not has_value or isinstance(value, list)):
