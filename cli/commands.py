@@ -14,21 +14,22 @@ from dtypefix.matcher.explain import check as check_settings
 from dtypefix.matcher.explain import explain_incident, incident_from
 from dtypefix.matcher.result import Report
 
-from .app import (
+from .failure import say_failure
+from .formats import Document, emit
+from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
+from .json_output import entry_json, report_json, search_json
+from .markdown import format_check, format_entry, format_report, format_search
+from .options import (
     ConfigOption,
     FormatOption,
     FreezeOption,
     KbOption,
     LangOption,
     ThisEnvOption,
-    _lang,
     app,
     catalog_for,
+    lang_of,
 )
-from .formats import Document, emit
-from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
-from .json_output import entry_json, report_json, search_json
-from .markdown import format_check, format_entry, format_report, format_search
 
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 DetailsOption = Annotated[
@@ -94,7 +95,7 @@ def explain(
     Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
     """
     report, _ = _explain_input(file, freeze, config, this_env, kb)
-    emit(fmt, sys.stdout, _report_document(report, _lang(lang), top, "explain", details))
+    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), top, "explain", details))
     return 0 if report.found else 1
 
 
@@ -113,7 +114,7 @@ def show(
     entry = catalog.get(entry_id)
     if entry is None:
         raise InputError(f"no entry {entry_id!r}; try: dtypefix search {entry_id}")
-    emit(fmt, sys.stdout, Document(lambda: format_entry(entry, _lang(lang)), lambda: entry_json(entry)))
+    emit(fmt, sys.stdout, Document(lambda: format_entry(entry, lang_of(lang)), lambda: entry_json(entry)))
     return 0
 
 
@@ -140,7 +141,7 @@ def check(
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
     attached = _attachments(freeze, config, this_env)
     report = check_settings(freeze=attached.freeze, configs=attached.configs, flags=flags, catalog=catalog_for(kb))
-    emit(fmt, sys.stdout, _report_document(report, _lang(lang), 0, "check", details))
+    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), 0, "check", details))
     return 1 if report.found else 0
 
 
@@ -249,7 +250,7 @@ def search(
     if not query.strip():
         raise InputError("empty query")
     hits = run_search(catalog_for(kb).entries, query, limit=limit)
-    one = _lang(lang)
+    one = lang_of(lang)
     emit(fmt, sys.stdout, Document(lambda: format_search(hits, query, one), lambda: search_json(hits, query)))
     return 0 if hits else 1
 
@@ -432,11 +433,9 @@ def run(
         report = explain_incident(incident, catalog_for(kb))
         if report.found:
             sys.stderr.write("\n")
-            emit(fmt, sys.stderr, _report_document(report, _lang(lang), top, "run", details))
+            emit(fmt, sys.stderr, _report_document(report, lang_of(lang), top, "run", details))
     except Exception as exc:
-        from .app import _say_failure
-
-        _say_failure(exc)
+        say_failure(exc)
     return result.returncode
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from dtypefix.matcher import Evidence, KBEntry, Match, Report, Text
 from dtypefix.matcher.facts import env_fact
 from dtypefix.matcher.observation import FrameSeen
-from dtypefix.matcher.traceback import Stack
 
 from .evidence_words import decider_words, describe, seen_words
 from .markdown import fill
@@ -119,7 +118,6 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
                     "frames": [{"file": f.file, "line": f.line, "function": f.function} for f in s.frames],
                 }
                 for s in incident.stacks
-                if isinstance(s, Stack)
             ],
             "error_lines": [
                 {"type": e.exc_type, "message": e.message, "stream": e.stream} for e in incident.error_lines

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .conditions import Condition
+    from .incident import Incident
     from .observation import Observation, Place
 
-__all__ = ["Evidence", "Outcome", "Reason"]
+__all__ = ["Condition", "Evidence", "Outcome", "Reason"]
 
 
 class Outcome(str, Enum):
@@ -54,6 +54,31 @@ class Reason(str, Enum):
     """A package version or environment fact is not in the input."""
     FIXED = "fixed"
     """The installed version already contains the fix."""
+
+
+class Condition(Protocol):
+    """What scoring and rendering ask of any condition, whatever its kind (one module each in :mod:`.conditions`)."""
+
+    @property
+    def kind(self) -> str:
+        """The evidence kind (``frame``, ``config`` ...): the JSON ``kind`` and the key of its words."""
+
+    @property
+    def weight(self) -> float: ...
+
+    @property
+    def required(self) -> bool:
+        """A required condition that fails removes the entry."""
+
+    @property
+    def decider(self) -> str:
+        """The input that would settle it when unknown (an :class:`~dtypefix.matcher.facts.Input` key)."""
+
+    @property
+    def label(self) -> str:
+        """The condition in code form, for machines (JSON); readers get :mod:`dtypefix.cli.evidence_words`."""
+
+    def evaluate(self, incident: Incident) -> Evidence: ...
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The pipeline in one place: text -> Incident -> scored matches -> Report.
 
 This is the public entry point for scripts and editors (``from dtypefix.matcher import explain``). It reads no
-files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+input files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+The one thing it reads is the knowledge base (and its cache) when no :class:`Catalog` is given.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from .configs import lookup
 from .observation import Origin, Place
 from .regex import lazy_regex
 
@@ -35,6 +34,7 @@ __all__ = [
     "ValueType",
     "config_fact",
     "env_fact",
+    "lookup",
     "namespace_of",
 ]
 
@@ -121,6 +121,19 @@ class EnvKey:
     """The value, or None when the input does not say."""
     words: tuple[str, ...] = ()
     """For :attr:`ValueType.WORD`: every value it can hold."""
+
+
+def lookup(data: Any, path: str) -> tuple[bool, Any]:
+    """Follow a dotted path through nested mappings: ``(True, value)`` when present, ``(False, None)`` when not."""
+    current = data
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return False, None
+    return True, current
 
 
 def _from_configs(kind: str) -> Callable[[Incident, str], Fact]:

@@ -13,13 +13,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
+from ..evidence import Condition
 from ..regex import LazyPattern, PatternError
-
-if TYPE_CHECKING:
-    from ..evidence import Evidence
-    from ..incident import Incident
 
 __all__ = [
     "WEIGHT_SCHEMA",
@@ -54,31 +51,6 @@ class EntryError(ValueError):
     def keys(self) -> list[str | int]:
         """The field as a YAML path (``match.errors[0].message`` -> ``["match", "errors", 0, "message"]``)."""
         return [int(part) if part.isdigit() else part for part in re.split(r"[.\[\]]+", self.field) if part]
-
-
-class Condition(Protocol):
-    """What scoring and rendering ask of any condition, whatever its kind."""
-
-    @property
-    def kind(self) -> str:
-        """The evidence kind (``frame``, ``config`` ...): the JSON ``kind`` and the key of its words."""
-
-    @property
-    def weight(self) -> float: ...
-
-    @property
-    def required(self) -> bool:
-        """A required condition that fails removes the entry."""
-
-    @property
-    def decider(self) -> str:
-        """The input that would settle it when unknown (an :class:`~dtypefix.matcher.facts.Input` key)."""
-
-    @property
-    def label(self) -> str:
-        """The condition in code form, for machines (JSON); readers get :mod:`dtypefix.cli.evidence_words`."""
-
-    def evaluate(self, incident: Incident) -> Evidence: ...
 
 
 @dataclass(frozen=True)
