@@ -16,7 +16,7 @@ from dtypefix.matcher.result import Report
 
 from .failure import say_failure
 from .formats import Document, emit
-from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
+from .inputs import InputError, read_config, read_text_file, this_env_freeze
 from .json_output import entry_json, report_json, search_json
 from .markdown import format_check, format_entry, format_report, format_search
 from .options import (
@@ -30,6 +30,7 @@ from .options import (
     catalog_for,
     lang_of,
 )
+from .sources import source_for
 
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 DetailsOption = Annotated[
@@ -60,7 +61,7 @@ def _explain_input(
     file: str | None, freeze: list[str] | None, config: list[str] | None, this_env: bool, kb: list[Path] | None
 ) -> tuple[Report, _Attachments]:
     """The shared start of ``explain`` and ``report``: read the log and attachments, score against the KB."""
-    text = read_log(file)
+    text = source_for(file).read()
     attached = _attachments(freeze, config, this_env)
     incident = incident_from(text, freeze=attached.freeze, configs=attached.configs)
     return explain_incident(incident, catalog_for(kb)), attached
