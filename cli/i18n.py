@@ -27,6 +27,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "ranks": ("processes", "进程"),
     "read.error_only": ("the error line only (no traceback frames)", "只有报错行（没有 traceback 帧）"),
     "read.traceback": ("{n} traceback(s), {frames} frame(s)", "{n} 段 traceback，共 {frames} 帧"),
+    "read.skipped_tracebacks": (
+        "{n} more in the middle counted, not read (the first and last decide)",
+        "中间另有 {n} 段只计数、未细读（以最前和最后的为准）",
+    ),
     "read.nothing": ("nothing", "没有内容"),
     "read.lines": ("{lines} line(s), no error found", "{lines} 行，没有找到报错"),
     "read.error_line_missing": (

@@ -89,6 +89,9 @@ def _what_was_read(incident: Incident, lang: str) -> str:
     if frames and incident.error_line_missing:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
         return f"{shape}{t('semicolon', lang)}{t('read.error_line_missing', lang)}"
+    if frames and incident.skipped_tracebacks:
+        shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
+        return f"{shape}{t('semicolon', lang)}{t('read.skipped_tracebacks', lang, n=incident.skipped_tracebacks)}"
     if frames:
         return t("read.traceback", lang, frames=frames, n=len(incident.stacks))
     if incident.stacks or incident.error_lines:
