@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .entry import EntryError, EntryKind, KBEntry, entry_from_mapping
+from .entry import EntryError, KBEntry, entry_from_mapping
 from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
@@ -283,7 +283,7 @@ def _index_record(path: Path, slug: str, entry: KBEntry) -> dict[str, Any]:
         "id": entry.id,
         "status": entry.status.value,
         "words": [required_words(p.pattern) for p in entry.errors],
-        "checkable": entry.kind is EntryKind.CAUSE and bool(entry.configs or entry.env),
+        "checkable": entry.checkable,
     }
 
 

@@ -131,9 +131,6 @@ class Incident:
             at += len(message) + len(MESSAGE_SEPARATOR)
         return MESSAGE_SEPARATOR.join(message for _, message in self.exceptions), tuple(starts)
 
-    def package(self, name: str) -> PackageVersion | None:
-        return self.packages.get(name)
-
 
 def _dedupe(stacks: Iterable[Stack]) -> tuple[Stack, ...]:
     seen: set[tuple[str, str, tuple[str, ...]]] = set()
