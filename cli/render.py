@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 __all__ = ["markdown_to_html"]
 
 # Inline and self-contained: the page is pasted into wikis and opened offline, so it loads nothing.
