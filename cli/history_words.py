@@ -16,7 +16,7 @@ from dtypefix.matcher.result import Report
 
 from .evidence_words import code_span
 
-__all__ = ["coverage_line", "history_json", "history_lines"]
+__all__ = ["coverage_line", "history_json", "history_lines", "history_schema"]
 
 _SHOWN = 2
 """Frames listed on the first screen (the innermost with a change, and one more)."""
@@ -150,6 +150,49 @@ def history_json(report: Report) -> list[dict[str, Any]]:
         }
         for f in report.history
     ]
+
+
+def history_schema() -> dict[str, Any]:
+    """The JSON Schema of the ``history`` list (part of ``docs/json-output.schema.json``)."""
+    strings = {"type": "array", "items": {"type": "string"}}
+    change = {
+        "type": "object",
+        "required": ["release", "function", "old", "new", "pr", "subject", "closeness", "confidence"],
+        "properties": {
+            "release": {"type": "string"},
+            "function": {"type": "string"},
+            "old": strings,
+            "new": strings,
+            "pr": {"type": ["integer", "null"]},
+            "subject": {"type": ["string", "null"]},
+            "closeness": {"enum": ["line", "near", "function"]},
+            "confidence": {"enum": ["high", "medium", "low"]},
+        },
+    }
+    frame = {
+        "type": "object",
+        "required": [
+            "library",
+            "file",
+            "line",
+            "function",
+            "installed",
+            "installed_from",
+            "matching_releases",
+            "changes",
+        ],
+        "properties": {
+            "library": {"type": "string"},
+            "file": {"type": "string"},
+            "line": {"type": "integer"},
+            "function": {"type": "string"},
+            "installed": {"type": "string"},
+            "installed_from": {"enum": ["versions", "lines"]},
+            "matching_releases": {**strings, "maxItems": 2},
+            "changes": {"type": "array", "items": change},
+        },
+    }
+    return {"type": "array", "items": frame}
 
 
 def coverage_line(lang: str = "en") -> str:

@@ -19,7 +19,7 @@ from dtypefix.matcher.traceback import Frame
 
 DATA = Path(__file__).parent / "data" / "history"
 
-_V1 = '''import torch
+_V1 = """import torch
 
 
 def scale(x, w):
@@ -29,12 +29,16 @@ def scale(x, w):
 
 def name():
     return "fixlib"
-'''
+"""
 # 1.1.0: the fix casts w to the input's dtype (the change the index must name, with its PR).
 _V11 = _V1.replace("return torch.matmul(y, w)", "return torch.matmul(y, w.to(y.dtype))")
 # 1.2.0: an unrelated change: recorded as a body change, not as a dtype change.
 _V12 = _V11.replace('return "fixlib"', 'return "fixlib!"')
-_RELEASES = (("1.0.0", _V1, "Initial release"), ("1.1.0", _V11, "Cast w to the input dtype (#42)"), ("1.2.0", _V12, "Rename"))
+_RELEASES = (
+    ("1.0.0", _V1, "Initial release"),
+    ("1.1.0", _V11, "Cast w to the input dtype (#42)"),
+    ("1.2.0", _V12, "Rename"),
+)
 _LIB = Library("fixlib", "fixlib", "1.0.0", repo="fixture", src="src")
 _FRAME = Frame("/venv/lib/python3.11/site-packages/fixlib/ops.py", 6, "scale", "return torch.matmul(y, w)")
 
@@ -79,7 +83,12 @@ def wheel_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_git_index_names_the_fixing_release_and_its_pr(git_index: Path) -> None:
     (found,) = fix_history([_FRAME], {}, folder=str(git_index))
     (change,) = found.changes
-    assert (found.library, found.path, found.installed, found.installed_from) == ("fixlib", "fixlib/ops.py", "1.0.0", "lines")
+    assert (found.library, found.path, found.installed, found.installed_from) == (
+        "fixlib",
+        "fixlib/ops.py",
+        "1.0.0",
+        "lines",
+    )
     assert found.matching == ("1.0.0",)
     assert (change.release, change.function, change.pr) == ("1.1.0", "scale", 42)
     assert change.subject == "Cast w to the input dtype (#42)"
