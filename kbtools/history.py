@@ -84,20 +84,7 @@ class Library:
     """What is left out and why, stored with the index (``dtypefix --version`` readers see it in the data)."""
 
 
-_VLLM = (
-    "0.6.6.post1",
-    "0.7.3",
-    "0.8.5.post1",
-    "0.9.2",
-    "0.10.2",
-    "0.11.2",
-    "0.13.0",
-    "0.16.0",
-    "0.20.2",
-    "0.25.1",
-    "0.30.0",
-    "0.33.0",
-)
+_VLLM = ("0.6.6.post1", "0.8.5.post1", "0.10.2", "0.13.0", "0.20.2", "0.33.0")
 _TORCH = (
     "2.2.2",
     "2.3.1",
@@ -136,7 +123,7 @@ LIBRARIES: tuple[Library, ...] = (
         "vllm",
         "0.6.0",
         versions=_VLLM,
-        note="12 releases only: vLLM wheels are 200-400 MB each; releases between them are not indexed",
+        note="6 releases only: vLLM wheels are 200-400 MB each; releases between them are not indexed",
     ),
     Library(
         "torch",
@@ -289,7 +276,8 @@ def _git_tags(lib: Library, git: _Git) -> list[tuple[str, str]]:
     for tag in git.run("tag").split():
         m = pattern.match(tag)
         version = _release_version(m.group(1)) if m else None
-        if version is not None and version >= Version(lib.since):
+        # A tag whose text is not the version's own spelling ("v0.03") is not a release.
+        if version is not None and str(version) == m.group(1) and version >= Version(lib.since):  # type: ignore[union-attr]
             tags.setdefault(version, (str(version), tag))
     return [tags[v] for v in sorted(tags)]
 
