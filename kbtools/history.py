@@ -45,6 +45,7 @@ __all__ = [
     "build_from_archives",
     "build_from_git",
     "build_library",
+    "compact_row",
     "main",
     "write_index",
 ]
@@ -84,7 +85,7 @@ class Library:
     """What is left out and why, stored with the index (``dtypefix --version`` readers see it in the data)."""
 
 
-_VLLM = ("0.6.6.post1", "0.8.5.post1", "0.10.2", "0.13.0", "0.20.2", "0.33.0")
+_VLLM = ("0.6.6.post1", "0.8.5.post1", "0.10.2", "0.11.2", "0.25.1", "0.33.0")
 _TORCH = (
     "2.2.2",
     "2.3.1",
@@ -123,7 +124,7 @@ LIBRARIES: tuple[Library, ...] = (
         "vllm",
         "0.6.0",
         versions=_VLLM,
-        note="6 releases only: vLLM wheels are 200-400 MB each; releases between them are not indexed",
+        note="6 releases only (vLLM wheels are 200-400 MB each): 0.6.6.post1, 0.8.5.post1, 0.10.2, 0.11.2, 0.25.1, 0.33.0; releases between them are not indexed",
     ),
     Library(
         "torch",
@@ -383,6 +384,41 @@ def _deltas(versions: list[tuple[int, list[int] | None]]) -> list[list[object]]:
     return out
 
 
+def _masked(versions: list[tuple[int, list[int] | None]], spans: list[list[Any]]) -> list[tuple[int, list[int] | None]]:
+    """Keep the line hashes inside the changed functions only (the rest become 0).
+
+    Only a frame in a function with a later dtype change gets an answer, so only those lines are ever asked
+    about; runs of 0 cost almost nothing once diffed and compressed.
+    """
+    out: list[tuple[int, list[int] | None]] = []
+    for (release, hashes), (_, named) in zip(versions, spans, strict=True):
+        if hashes is None:
+            out.append((release, None))
+            continue
+        keep = [0] * len(hashes)
+        for start, end in named.values():
+            keep[start - 1 : end] = hashes[start - 1 : end]
+        out.append((release, keep))
+    return out
+
+
+def compact_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An index row built before :func:`_masked` existed, with its line hashes masked the same way."""
+    if "l" not in row or "sp" not in row:
+        return row
+    versions: list[tuple[int, list[int] | None]] = []
+    current: list[int] = []
+    for release, ops in row["l"]:
+        if ops is None:
+            versions.append((release, None))
+            current = []
+            continue
+        for i1, i2, new in ops:
+            current[i1:i2] = new
+        versions.append((release, list(current)))
+    return {**row, "l": _deltas(_masked(versions, row["sp"]))}
+
+
 def build_library(lib: Library, releases: Iterable[ReleaseFiles], git: _Git | None = None) -> dict[str, Any]:
     """The index of one library from its releases, oldest first.
 
@@ -442,8 +478,9 @@ def build_library(lib: Library, releases: Iterable[ReleaseFiles], git: _Git | No
         row: dict[str, object] = {"c": per_function}
         if path in events:
             row["e"] = [e.as_json() for e in events[path]]
-            row["l"] = _deltas([(i, list(hashes[k]) if k else None) for i, k in history[path]])
-            row["sp"] = _spans(events[path], history[path], spans)
+            named = _spans(events[path], history[path], spans)
+            row["sp"] = named
+            row["l"] = _deltas(_masked([(i, list(hashes[k]) if k else None) for i, k in history[path]], named))
         files[path] = row
     return {
         "library": lib.dist,
