@@ -375,7 +375,7 @@ def _deltas(versions: list[tuple[int, list[int] | None]]) -> list[list[object]]:
             previous = []
             continue
         ops: list[list[object]] = []
-        matcher = difflib.SequenceMatcher(a=previous, b=hashes, autojunk=False)
+        matcher = difflib.SequenceMatcher(a=previous, b=hashes)  # junk heuristic: masked runs of 0 stay cheap
         for op, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
             if op != "equal":
                 ops.append([i1, i2, hashes[j1:j2]])
