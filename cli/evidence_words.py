@@ -33,8 +33,8 @@ from .i18n import has, t
 
 __all__ = ["code_span", "decider_words", "describe", "place_words", "readable", "seen_words", "worded"]
 
-_CLASS_ESCAPES = set("dswDSWbB")
-_QUANTIFIERS = set("*+?")
+_CLASS_ESCAPES = frozenset("dswDSWbB")
+_QUANTIFIERS = frozenset("*+?")
 
 
 def _group_end(pattern: str, start: int) -> int:

@@ -7,6 +7,7 @@ and the docs pages use the same entry sections, so what is tested here is what e
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_MARK = {"held": "✔", "failed": "✘", "unknown": "?"}
+_MARK = MappingProxyType({Outcome.HELD: "✔", Outcome.FAILED: "✘", Outcome.UNKNOWN: "?"})
 
 
 def fill(text: str, groups: dict[str, str] | None) -> str:
@@ -127,7 +128,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
 
 
 def _evidence_line(item: Evidence, lang: str) -> str:
-    line = f"- {_MARK[item.outcome.value]} {describe(item, lang)}"
+    line = f"- {_MARK[item.outcome]} {describe(item, lang)}"
     if item.decider is not None:
         line += f" ({t('decide.by', lang)}: {decider_words(item.decider, lang)})"
     return line
