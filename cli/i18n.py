@@ -159,6 +159,7 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
             '可以试试 `dtypefix search "报错里的关键词"`，把完整日志而不只是最后一行传进来，'
             "或者用 `dtypefix report` 生成报告，方便把这个问题加进知识库。",
         ),
+        "note.unreadable": ("{subject}: {problem}", "无法读取 {subject}（原因：{problem}）"),
         "input.notes": ("Input problems", "输入问题"),
         "kb.problems": ("Knowledge-base entries skipped", "已跳过的知识库条目"),
         "column.id": ("id", "编号"),

@@ -90,3 +90,16 @@ def test_chinese_check_output_has_no_english_words() -> None:
     report = check(configs=[("ds.json", config)], flags="--bf16 True", catalog=_CATALOG)
     text = format_check(report, "zh", details=True)
     assert report.matches and not _leaks(text, report), _leaks(text, report)
+
+
+def test_an_unreadable_config_is_framed_in_chinese() -> None:
+    from dtypefix.matcher import explain
+
+    report = explain(
+        "RuntimeError: mat1 and mat2 must have the same dtype\n", configs=[("ds.json", "{not json")], catalog=_CATALOG
+    )
+    (note,) = report.incident.notes
+    assert note.subject == "ds.json" and str(note).startswith("ds.json")
+    zh = format_report(report, "zh")
+    assert "无法读取 ds.json" in zh and "- ds.json" not in zh
+    assert f"- {note}" in format_report(report, "en")  # English reads as before
