@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 __all__ = ["markdown_to_html"]
 
 # Inline and self-contained: the page is pasted into wikis and opened offline, so it loads nothing.
@@ -19,6 +17,8 @@ _STYLE = (
 
 def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables)."""
+    from html import escape  # here: the HTML format is the only one that needs it
+
     from markdown_it import MarkdownIt
 
     # No raw HTML and no images: a page built from a log must never load anything from elsewhere.
@@ -26,5 +26,5 @@ def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
     )

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import stat
 import time
 import zlib
@@ -372,7 +371,7 @@ def _open_cache_dir(base: Path, *, create: bool) -> int | None:
 
 def _write_atomically(folder: int, name: str, data: bytes) -> None:
     """Write ``data`` to a fresh, unpredictably named file in ``folder`` and move it into place there."""
-    tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+    tmp = f".{name}.{os.urandom(8).hex()}.tmp"  # os.urandom: `secrets` imports `random` (a cold-start cost)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(tmp, flags, 0o600, dir_fd=folder)
     try:
