@@ -74,10 +74,11 @@ def read_log(path: str | None) -> str:
                 raise InputError("no input: pipe a log into dtypefix or give a file (dtypefix explain --help)")
             data, _ = _read_bounded(sys.stdin.buffer)
         else:
+            from .logfiles import read_bytes, read_log_dir  # imports this module
+
             if Path(name).is_dir():
-                raise IsADirectoryError(name)
-            with Path(name).open("rb") as handle:
-                data, _ = _read_bounded(handle)
+                return read_log_dir(name)
+            data = read_bytes(Path(name))
     if not data.strip():
         raise InputError(f"{name}: empty input: nothing to explain")
     if _looks_binary(data):
