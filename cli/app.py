@@ -97,7 +97,7 @@ def catalog_for(extra: list[Path] | None) -> Catalog:
 
 def _register() -> None:
     # Commands live in their own modules; importing them registers them on ``app``.
-    from . import commands  # noqa: F401
+    from . import commands, scan  # noqa: F401
 
 
 def _show_version(value: bool) -> None:

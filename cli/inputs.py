@@ -18,7 +18,7 @@ from dtypefix.matcher.source import decode
 
 from .keep import HEAD_BYTES, Keeper
 
-__all__ = ["HEAD_BYTES", "InputError", "read_config", "read_log", "read_text_file", "this_env_freeze"]
+__all__ = ["HEAD_BYTES", "InputError", "checked_text", "read_config", "read_log", "read_text_file", "this_env_freeze"]
 
 TAIL_BYTES = 4 << 20
 _CHUNK = 1 << 20
@@ -79,6 +79,11 @@ def read_log(path: str | None) -> str:
             if Path(name).is_dir():
                 return read_log_dir(name)
             data = read_bytes(Path(name))
+    return checked_text(name, data)
+
+
+def checked_text(name: str, data: bytes) -> str:
+    """The log text of ``data`` as ``explain`` reads it; raises :class:`InputError` when it is empty or binary."""
     if not data.strip():
         raise InputError(f"{name}: empty input: nothing to explain")
     if _looks_binary(data):

@@ -30,12 +30,13 @@ from pathlib import PurePosixPath
 
 from .source import normalise
 
-__all__ = ["LogDir", "RankFiles", "error_traceback", "find_logdirs", "first_failure", "join_ranks"]
+__all__ = ["LogDir", "RankFiles", "error_traceback", "find_logdirs", "first_failure", "is_attempt_folder", "join_ranks"]
 
 _GZ = r"(?:\.gz)?"
 _TORCHRUN_FILE = re.compile(
     rf"^(?:(?P<run>.*)/)?attempt_(?P<attempt>\d+)/(?P<rank>\d+)/(?P<name>stdout\.log|stderr\.log|error\.json){_GZ}$"
 )
+_ATTEMPT = re.compile(r"attempt_\d+")
 _FILTERED = re.compile(rf"^(?:.*/)?attempt_\d+/filtered_(?:stdout|stderr)\.log{_GZ}$")
 _RANK_NAME = re.compile(r"(?<![a-z])rank[-_]?(?P<rank>\d{1,5})(?!\d)", re.IGNORECASE)
 _UNPREFIXED = re.compile(r"^(?!\[(?:rank|default)\d+\]:)", re.MULTILINE)
@@ -87,6 +88,12 @@ class LogDir:
             if rank.error_file:
                 found.append(rank.error_file)
         return tuple(found)
+
+
+def is_attempt_folder(name: str) -> bool:
+    """``attempt_0``: one restart of a torchrun run, whose name is part of the layout (give it to
+    :func:`find_logdirs` as the first part of each path)."""
+    return _ATTEMPT.fullmatch(name) is not None
 
 
 def _stream_order(path: str) -> tuple[int, str]:
