@@ -45,8 +45,14 @@ def scan(
         ),
     ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="The JSON Lines file, one row per job; its state file goes beside it.")
-    ] = Path("dtypefix-scan.jsonl"),
+        str,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The JSON Lines file, one row per job, its state file beside it; with --engine ray a folder "
+            "(or object-store URI) for Ray's part files.",
+        ),
+    ] = "dtypefix-scan.jsonl",
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (local engine); default: every core.")
     ] = None,
@@ -72,17 +78,19 @@ def scan(
     from .scan_html import summary_html
     from .scan_summary import format_summary, summarise, summary_json
 
-    if out.is_dir():
-        raise InputError(f"--out {out}: is a directory; give a file name such as {out / 'scan.jsonl'}")
-    if not out.parent.exists():
-        raise InputError(f"--out {out}: folder {out.parent} does not exist")
     if engine is Engine.ray:
-        from .scan_ray import scan_ray
+        from .scan_ray import read_rows, scan_ray
 
         counts = scan_ray(paths, out, kb_dirs=kb_dirs(kb))
+        summary = summarise(read_rows(out))
     else:
-        counts = _scan_locally(paths, out, jobs or os.cpu_count() or 1, full, kb_dirs(kb))
-    summary = summarise(_rows(out))
+        target = Path(out)
+        if target.is_dir():
+            raise InputError(f"--out {out}: is a directory; give a file name such as {target / 'scan.jsonl'}")
+        if not target.parent.exists():
+            raise InputError(f"--out {out}: folder {target.parent} does not exist")
+        counts = _scan_locally(paths, target, jobs or os.cpu_count() or 1, full, kb_dirs(kb))
+        summary = summarise(_rows(target))
     typer.echo(
         f"dtypefix scan: {counts.jobs} jobs, {counts.explained_now} read and explained, {counts.kept} kept from the "
         f"last scan, {counts.seconds:.1f} s; rows in {out}",

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["STATUSES", "UNCHANGED", "job_stat", "scan_job", "status_of"]
 
 STATUSES = ("explained", "no known cause", "out of scope", "no error", "unreadable")
-"""A row's ``status``: a known cause matched; an error was found but no entry explains it; an error of a kind
-dtypefix names but does not treat (out of memory, NCCL...); no error at all (a healthy or unfinished job); the job
-could not be read (the ``reason`` says why)."""
+"""A row's ``status``: a known cause matched; a traceback or error line was printed but no entry explains it; an
+error of a kind dtypefix names but does not treat (out of memory, NCCL...); no traceback and no error line (a
+healthy job, or one killed without a word); the job could not be read (the ``reason`` says why)."""
 UNCHANGED = "unchanged"
 """``status`` of the stand-in row for a job whose content hash a previous scan already explained."""
 _SITE = ("site-packages/", "dist-packages/", "/lib/python")
@@ -91,7 +91,11 @@ def status_of(report: Report) -> str:
         return "explained"
     if report.out_of_scope is not None:
         return "out of scope"
-    return "no known cause" if report.incident.primary is not None else "no error"
+    incident = report.incident
+    # A short log with no exception has its lines read as a bare message (a pasted error, for explain); for a
+    # fleet, a job counts as failed only when a traceback or a typed error line was printed.
+    printed = incident.stacks or any(line.exc_type for line in incident.error_lines)
+    return "no known cause" if printed else "no error"
 
 
 def _location(report: Report) -> dict[str, Any] | None:

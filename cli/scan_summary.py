@@ -42,7 +42,7 @@ class CauseCount:
     first_seen: str = ""
     last_seen: str = ""
     example: str = ""
-    """The first job (in the rows' order) with this cause."""
+    """The first job with this cause in path order (whatever order an engine wrote the rows in)."""
     confidence: Counter[str] = field(default_factory=Counter)
     versions: dict[str, Counter[str]] = field(default_factory=dict)
     """Package -> version -> jobs, for :data:`WATCHED_PACKAGES` the jobs printed."""
@@ -56,7 +56,7 @@ class CauseCount:
             self.first_seen = min(self.first_seen or seen, seen)
             self.last_seen = max(self.last_seen, seen)
             self.days[seen[:10]] += 1
-        self.example = self.example or str(row["path"])
+        self.example = min(self.example, str(row["path"])) if self.example else str(row["path"])
         if row.get("confidence"):
             self.confidence[str(row["confidence"])] += 1
         packages = row.get("packages") or {}
@@ -76,7 +76,7 @@ class Summary:
     families: dict[str, CauseCount] = field(default_factory=dict)
     out_of_scope: Counter[str] = field(default_factory=Counter)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
-    """(path, reason) of the first unreadable jobs (up to :data:`_UNREADABLE_SHOWN`)."""
+    """(path, reason) of the first unreadable jobs in path order (up to :data:`_UNREADABLE_SHOWN`)."""
 
     def ranked(self, table: Mapping[str, CauseCount]) -> list[CauseCount]:
         return sorted(table.values(), key=lambda c: (-c.jobs, c.key))
@@ -101,8 +101,11 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> Summary:
             summary.families.setdefault(family, CauseCount(family)).add(row)
         elif status == "out of scope":
             summary.out_of_scope[str(row.get("out_of_scope") or "other")] += 1
-        elif status == "unreadable" and len(summary.unreadable) < _UNREADABLE_SHOWN:
+        elif status == "unreadable":
             summary.unreadable.append((str(row["path"]), str(row.get("reason") or "")))
+            if len(summary.unreadable) > 2 * _UNREADABLE_SHOWN:
+                summary.unreadable = sorted(summary.unreadable)[:_UNREADABLE_SHOWN]
+    summary.unreadable = sorted(summary.unreadable)[:_UNREADABLE_SHOWN]
     return summary
 
 

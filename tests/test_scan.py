@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,13 @@ def test_summary_counts_by_cause_and_family(tmp_path: Path) -> None:
         assert cause.first_seen <= cause.last_seen and cause.example
         assert f"| {cause.key} | {cause.jobs} |" in text
     assert "## Not read" in text and "truncated gzip" in text
+
+
+def test_without_ray_the_message_says_what_to_install(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if it were not installed
+    (tmp_path / "a.log").write_text("RuntimeError: mat1 and mat2 must have the same dtype, but got Float and Half\n")
+    result = cli("scan", str(tmp_path / "a.log"), "--engine", "ray", "--out", str(tmp_path / "o"))
+    assert result.code == 2 and "pip install 'dtypefix[ray]'" in result.err
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
