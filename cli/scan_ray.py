@@ -113,7 +113,7 @@ class _ScanBatch:
 def _datasink(out: str) -> Any:
     from ray.data.datasource import BlockBasedFileDatasink
 
-    class JsonLinesDatasink(BlockBasedFileDatasink):
+    class JsonLinesDatasink(BlockBasedFileDatasink):  # type: ignore[misc,unused-ignore]  # Any without ray
         """Each block's ``line`` column as a JSON Lines part file: the rows exactly as the local engine writes."""
 
         def __init__(self, path: str) -> None:
