@@ -46,8 +46,11 @@ def _looks_binary(data: bytes) -> bool:
         return False
     if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
         return False  # UTF-16 text from Windows
-    bad = sum(1 for byte in sample if byte < 9 or 13 < byte < 32)
+    bad = len(sample) - len(sample.translate(None, _CONTROL_BYTES))  # counted in C: scan calls this per job
     return bad / len(sample) > 0.10
+
+
+_CONTROL_BYTES = bytes(b for b in range(256) if b < 9 or 13 < b < 32)
 
 
 @contextlib.contextmanager
