@@ -78,7 +78,13 @@ def _emit_report(
 
 @app.command()
 def explain(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -436,7 +442,13 @@ def run(
 
 @app.command()
 def report(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
