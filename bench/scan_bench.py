@@ -14,7 +14,6 @@ import argparse
 import importlib.util
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -38,23 +37,43 @@ def _load() -> str:
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
 
 
+_MEASURE = (
+    "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN); sys.stderr.write(done.stderr); "
+    "print(done.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)"
+)
+"""A fresh process per scan, so that the peak resident set it reports is this scan's own."""
+
+
 def run_scan(args: list[str]) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds of the scan's processes, peak RSS of one process in MB, stderr's last line)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "dtypefix.cli", "scan", *args, "--format", "json"],
+        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "dtypefix.cli", "scan", *args, "--format", "json"],
         capture_output=True,
         text=True,
         check=False,
     )
     wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"scan failed ({done.returncode}): {done.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    code, cpu, rss = done.stdout.split()
+    if int(code) not in (0, 1):
+        raise SystemExit(f"scan failed ({code}): {done.stderr[-2000:]}")
     last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
-    return wall, cpu, after.ru_maxrss // 1024, last
+    return wall, float(cpu), int(rss) // 1024, last
+
+
+def huge_log(folder: Path, megabytes: int) -> Path:
+    """One log of ``megabytes``: a long healthy run, an error in the middle, the failure at the end."""
+    path = folder / "huge.log"
+    block = "".join(f"{{'loss': 1.{i:04d}, 'learning_rate': 2e-05, 'epoch': 0.{i:04d}}}\n" for i in range(10_000))
+    failure = (ROOT / "tests/data/recorded/cpu-torchrun-gloo-rank1-dtype.log").read_text(encoding="utf-8")
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(megabytes * (1 << 20) // len(block)):
+            out.write(block)
+            if i == 100:
+                out.write("UserWarning: something harmless\nValueError: a handled error in a callback\n")
+        out.write(failure)
+    return path
 
 
 def main() -> None:
@@ -62,6 +81,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000, help="jobs in the generated archive")
     parser.add_argument("--archive", type=Path, default=Path(tempfile.gettempdir()) / "dtypefix-scan-archive")
     parser.add_argument("--recordings", type=Path, action="append", default=[])
+    parser.add_argument("--huge", type=int, default=512, help="MB of the one huge log scanned for peak memory")
     parser.add_argument("--ray", action="store_true", help="also time --engine ray (needs dtypefix[ray])")
     args = parser.parse_args()
     marker = args.archive / ".generated.json"
@@ -80,6 +100,8 @@ def main() -> None:
     for workers in (1, 2):
         results[f"{workers} core"] = run_scan([str(args.archive), "--out", str(out), "--jobs", str(workers), "--full"])
     results["re-scan, nothing new"] = run_scan([str(args.archive), "--out", str(out), "--jobs", "2"])
+    big = huge_log(out.parent, args.huge)
+    results[f"one {args.huge} MB log"] = run_scan([str(big), "--out", str(out.parent / "huge.jsonl"), "--jobs", "1"])
     if args.ray:
         ray_out = out.parent / "ray"
         results["ray, 2 CPUs"] = run_scan([str(args.archive), "--engine", "ray", "--out", str(ray_out)])
@@ -88,7 +110,8 @@ def main() -> None:
     print("| run | wall s | jobs/s | CPU s | peak RSS of one process |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for name, (wall, cpu, rss, _) in results.items():
-        print(f"| {name} | {wall:.1f} | {args.jobs / wall:.0f} | {cpu:.1f} | {rss} MB |")
+        jobs = 1 if name.startswith("one ") else args.jobs
+        print(f"| {name} | {wall:.1f} | {jobs / wall:.1f} | {cpu:.1f} | {rss} MB |")
     one, two = results["1 core"][0], results["2 core"][0]
     print(f"scaling 1 -> 2 cores: {one / two:.2f}x (wall)")
     print(f"re-scan: {100 * results['re-scan, nothing new'][0] / one:.1f} % of the first scan's time")

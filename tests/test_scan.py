@@ -189,3 +189,26 @@ def test_html_report_draws_its_charts_in_a_browser(cli, tmp_path: Path) -> None:
         assert width == pytest.approx(widest * jobs / max(b[1] for b in measured["bars"]), abs=1.0)
     assert sum(s[0] for s in measured["segs"]) == summary.statuses["explained"]
     assert all(height > 0 for _, height in measured["segs"])
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from dtypefix.cli.scan_local import Progress, default_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    advance, close = default_progress(3)
+    assert advance is None
+    close()
+    assert sys.stderr.getvalue() == ""
+    screen = Terminal()
+    bar = Progress(4, screen)
+    for _ in range(4):
+        bar.advance()
+    bar.close()
+    last = screen.getvalue().rstrip("\n").split("\r")[-1]
+    assert last.startswith("[" + "#" * 30 + "] 4/4 jobs") and "0:00 left" in last
