@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .app import FormatOption, KbOption, app, kb_dirs
+from .app import FormatOption, KbOption, LangOption, _lang, app, kb_dirs
 from .inputs import InputError
 
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ def scan(
     html: Annotated[
         Path | None, typer.Option("--html", help="Also write the summary as an HTML report with charts.")
     ] = None,
+    lang: LangOption = None,
     fmt: FormatOption = None,
     kb: KbOption = None,
 ) -> int:
@@ -97,10 +98,10 @@ def scan(
         err=True,
     )
     if html is not None:
-        html.write_text(summary_html(summary), encoding="utf-8")
+        html.write_text(summary_html(summary, _lang(lang)), encoding="utf-8")
     from .render import emit
 
-    emit(fmt, sys.stdout, markdown=lambda: format_summary(summary), data=lambda: summary_json(summary))
+    emit(fmt, sys.stdout, markdown=lambda: format_summary(summary, _lang(lang)), data=lambda: summary_json(summary))
     return 0 if summary.statuses["explained"] else 1
 
 

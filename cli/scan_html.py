@@ -12,6 +12,7 @@ import html
 from collections import Counter
 from datetime import date, timedelta
 
+from .i18n import t
 from .render import markdown_to_html
 from .scan_summary import Summary, format_summary
 
@@ -30,29 +31,29 @@ def _esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _bars(summary: Summary) -> str:
+def _bars(summary: Summary, lang: str) -> str:
     ranked = summary.ranked(summary.causes)
-    shown = [(c.key, c.title, c.jobs) for c in ranked[:_BARS]]
+    shown = [(c.key, c.title_zh if lang == "zh" else c.title, c.jobs) for c in ranked[:_BARS]]
     rest = sum(c.jobs for c in ranked[_BARS:])
     if rest:
-        shown.append(("other", f"{len(ranked) - _BARS} more causes", rest))
+        shown.append((t("scan.other", lang), t("scan.more_causes", lang, n=len(ranked) - _BARS), rest))
     if not shown:
-        return "<p>No job was explained by a known cause.</p>"
+        return f"<p>{_esc(t('scan.chart_none', lang))}</p>"
     top = max(n for _, _, n in shown)
     label_w, bar_w, row_h = 90, 520, 22
     width, height = label_w + bar_w + 70, row_h * len(shown) + 10
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="by-cause" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="Jobs by cause">'
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_esc(t("scan.chart_causes", lang))}">'
     ]
     for i, (key, title, jobs) in enumerate(shown):
         y = 5 + i * row_h
         w = max(1.0, bar_w * jobs / top)
-        colour = _OTHER if key == "other" else PALETTE[0]
+        colour = _OTHER if i == _BARS else PALETTE[0]
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end" font-size="12">{_esc(key)}</text>'
             f'<rect class="bar" data-cause="{_esc(key)}" data-jobs="{jobs}" x="{label_w}" y="{y + 2}" '
-            f'width="{w:.1f}" height="{row_h - 6}" fill="{colour}"><title>{_esc(key)}: {jobs} jobs. {_esc(title)}</title>'
+            f'width="{w:.1f}" height="{row_h - 6}" fill="{colour}"><title>{_esc(key)}: {jobs}. {_esc(title)}</title>'
             f'</rect><text x="{label_w + w + 5:.1f}" y="{y + 15}" font-size="12">{jobs}</text>'
         )
     parts.append("</svg>")
@@ -80,11 +81,11 @@ def _bucket_of(day: str, step: int) -> str:
     return (parsed - timedelta(days=parsed.weekday())).isoformat()
 
 
-def _over_time(summary: Summary) -> str:
+def _over_time(summary: Summary, lang: str) -> str:
     ranked = summary.ranked(summary.causes)
     days = sorted({d for c in ranked for d in c.days})
     if not days:
-        return "<p>No explained job has a date.</p>"
+        return f"<p>{_esc(t('scan.chart_undated', lang))}</p>"
     axis, step = _buckets(days)
     named = ranked[: _STACKED - 1] if len(ranked) > _STACKED else ranked
     series: list[tuple[str, str, Counter[str]]] = []
@@ -98,16 +99,15 @@ def _over_time(summary: Summary) -> str:
         for cause in ranked[len(named) :]:
             for day, n in cause.days.items():
                 other[_bucket_of(day, step)] += n
-        series.append(("other", _OTHER, other))
+        series.append((t("scan.other", lang), _OTHER, other))
     totals = [sum(counts[b] for _, _, counts in series) for b in axis]
     top = max(totals) or 1
     left, plot_w, plot_h, legend_h = 40, 640, 220, 22 * ((len(series) + 3) // 4)
     col = plot_w / len(axis)
     width, height = left + plot_w + 10, plot_h + 40 + legend_h
-    unit = "day" if step == 1 else "week"
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="over-time" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="Explained jobs per {unit}, by cause">',
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_esc(t("scan.chart_time", lang))}">',
         f'<line x1="{left}" y1="{plot_h + 5}" x2="{left + plot_w}" y2="{plot_h + 5}" stroke="#888"/>',
         f'<text x="{left - 4}" y="14" text-anchor="end" font-size="11">{top}</text>',
         f'<text x="{left - 4}" y="{plot_h + 5}" text-anchor="end" font-size="11">0</text>',
@@ -140,12 +140,14 @@ def _over_time(summary: Summary) -> str:
     return "".join(parts)
 
 
-def summary_html(summary: Summary, title: str = "dtypefix scan") -> str:
-    """A standalone page: the summary's Markdown tables, with the two charts after the heading."""
-    page = markdown_to_html(format_summary(summary, title), title)
+def summary_html(summary: Summary, lang: str = "en") -> str:
+    """A standalone page: the summary's Markdown tables, with the two charts after the heading (``both``: the
+    charts with English labels, the tables in both languages)."""
+    one = "en" if lang == "both" else lang
+    page = markdown_to_html(format_summary(summary, lang), t("scan.title", one))
     charts = (
-        "<h2>Jobs by cause</h2>\n<figure>" + _bars(summary) + "</figure>\n"
-        "<h2>Explained jobs over time, by cause</h2>\n<figure>" + _over_time(summary) + "</figure>\n"
+        f"<h2>{_esc(t('scan.chart_causes', one))}</h2>\n<figure>{_bars(summary, one)}</figure>\n"
+        f"<h2>{_esc(t('scan.chart_time', one))}</h2>\n<figure>{_over_time(summary, one)}</figure>\n"
     )
     head, sep, rest = page.partition("</h1>\n")
     return head + sep + charts + rest if sep else page.replace("<body>\n", "<body>\n" + charts, 1)

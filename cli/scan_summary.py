@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .i18n import t
 from .scan_rows import STATUSES
 
 __all__ = ["WATCHED_PACKAGES", "CauseCount", "Summary", "format_summary", "summarise", "summary_json"]
@@ -37,6 +38,7 @@ class CauseCount:
 
     key: str
     title: str = ""
+    title_zh: str = ""
     family: str = ""
     jobs: int = 0
     first_seen: str = ""
@@ -96,7 +98,9 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> Summary:
         if status == "explained" and row.get("cause"):
             cause = str(row["cause"])
             family = str(row.get("family") or "other")
-            entry = summary.causes.setdefault(cause, CauseCount(cause, str(row.get("title") or ""), family))
+            entry = summary.causes.get(cause) or summary.causes.setdefault(
+                cause, CauseCount(cause, str(row.get("title") or ""), _title_zh(row), family)
+            )
             entry.add(row)
             summary.families.setdefault(family, CauseCount(family)).add(row)
         elif status == "out of scope":
@@ -109,19 +113,25 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> Summary:
     return summary
 
 
+def _title_zh(row: Mapping[str, Any]) -> str:
+    """The entry's Chinese title, from the row's report (the row's own ``title`` is the English one)."""
+    matches = (row.get("report") or {}).get("matches") or [{}]
+    return str((matches[0].get("title") or {}).get("zh") or row.get("title") or "")
+
+
 def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "-"
 
 
-def _versions(cause: CauseCount, most: int = 3) -> str:
+def _versions(cause: CauseCount, lang: str, most: int = 3) -> str:
     parts = []
     for name in WATCHED_PACKAGES:
         counts = cause.versions.get(name)
         if counts:
             shown = ", ".join(f"{v} ({n})" for v, n in sorted(counts.items(), key=lambda vn: (-vn[1], vn[0]))[:most])
             more = len(counts) - most
-            parts.append(f"{name} {shown}" + (f" +{more} more" if more > 0 else ""))
-    return "; ".join(parts) or "not printed"
+            parts.append(f"{name} {shown}" + (" " + t("scan.more", lang, n=more) if more > 0 else ""))
+    return "; ".join(parts) or t("scan.not_printed", lang)
 
 
 def _cell(text: str) -> str:
@@ -129,50 +139,74 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def format_summary(summary: Summary, title: str = "dtypefix scan") -> str:
-    """The summary as Markdown: statuses, causes, families, package versions per cause, what was not read."""
+def format_summary(summary: Summary, lang: str = "en") -> str:
+    """The summary as Markdown: statuses, causes, families, package versions per cause, what was not read.
+    ``lang`` is ``en``, ``zh`` or ``both`` (English, then Chinese)."""
+    if lang == "both":
+        return format_summary(summary, "en") + "\n" + format_summary(summary, "zh")
     failed = summary.jobs - summary.statuses["no error"] - summary.statuses["unreadable"]
-    lines = [f"# {title}", ""]
+
+    def row(*cells: object) -> str:
+        return "| " + " | ".join(str(c) for c in cells) + " |"
+
+    lines = [f"# {t('scan.title', lang)}", ""]
     lines.append(
-        f"{summary.jobs} jobs ({summary.bytes / 1e6:.1f} MB); {failed} with an error, "
-        f"{summary.statuses['explained']} of them explained by a known cause."
+        t(
+            "scan.intro",
+            lang,
+            jobs=summary.jobs,
+            mb=f"{summary.bytes / 1e6:.1f}",
+            failed=failed,
+            explained=summary.statuses["explained"],
+        )
     )
-    lines += ["", "| status | jobs | share |", "| --- | ---: | ---: |"]
+    lines += ["", row(t("scan.status", lang), t("scan.jobs", lang), t("scan.share", lang)), "| --- | ---: | ---: |"]
     for status in STATUSES:
-        lines.append(f"| {status} | {summary.statuses[status]} | {_share(summary.statuses[status], summary.jobs)} |")
-    if summary.causes:
-        lines += ["", "## By cause", ""]
+        lines.append(
+            row(t(f"scan.{status}", lang), summary.statuses[status], _share(summary.statuses[status], summary.jobs))
+        )
+    ranked = summary.ranked(summary.causes)
+    if ranked:
+        lines += ["", f"## {t('scan.by_cause', lang)}", ""]
+        keys = ("scan.cause", "scan.jobs", "scan.share_failed", "scan.first_seen", "scan.last_seen", "scan.example")
         lines += [
-            "| cause | jobs | share of failed | first seen | last seen | example | title |",
+            row(*(t(k, lang) for k in (*keys, "scan.title_column"))),
             "| --- | ---: | ---: | --- | --- | --- | --- |",
         ]
-        for cause in summary.ranked(summary.causes):
+        for cause in ranked:
+            title = cause.title_zh if lang == "zh" else cause.title
             lines.append(
-                f"| {cause.key} | {cause.jobs} | {_share(cause.jobs, failed)} | {cause.first_seen[:10]} | "
-                f"{cause.last_seen[:10]} | `{_cell(cause.example)}` | {_cell(cause.title)} |"
+                row(
+                    cause.key,
+                    cause.jobs,
+                    _share(cause.jobs, failed),
+                    cause.first_seen[:10],
+                    cause.last_seen[:10],
+                    f"`{_cell(cause.example)}`",
+                    _cell(title),
+                )
             )
+        lines += ["", f"## {t('scan.by_family', lang)}", ""]
         lines += [
-            "",
-            "## By family",
-            "",
-            "| family | jobs | share of failed | causes |",
+            row(t("scan.family", lang), t("scan.jobs", lang), t("scan.share_failed", lang), t("scan.causes", lang)),
             "| --- | ---: | ---: | ---: |",
         ]
         for family in summary.ranked(summary.families):
             distinct = sum(1 for c in summary.causes.values() if c.family == family.key)
-            lines.append(f"| {family.key} | {family.jobs} | {_share(family.jobs, failed)} | {distinct} |")
-        lines += ["", "## Package versions per cause", "", "| cause | versions (jobs) |", "| --- | --- |"]
-        for cause in summary.ranked(summary.causes):
-            lines.append(f"| {cause.key} | {_cell(_versions(cause))} |")
+            lines.append(row(family.key, family.jobs, _share(family.jobs, failed), distinct))
+        lines += ["", f"## {t('scan.versions_heading', lang)}", ""]
+        lines += [row(t("scan.cause", lang), t("scan.versions", lang)), "| --- | --- |"]
+        lines += [row(cause.key, _cell(_versions(cause, lang))) for cause in ranked]
     if summary.out_of_scope:
-        lines += ["", "## Out of scope", "", "| kind | jobs |", "| --- | ---: |"]
-        lines += [f"| {kind} | {n} |" for kind, n in sorted(summary.out_of_scope.items(), key=lambda kn: -kn[1])]
+        lines += ["", f"## {t('scan.out_of_scope_heading', lang)}", ""]
+        lines += [row(t("scan.kind", lang), t("scan.jobs", lang)), "| --- | ---: |"]
+        lines += [row(kind, n) for kind, n in sorted(summary.out_of_scope.items(), key=lambda kn: (-kn[1], kn[0]))]
     if summary.unreadable:
-        lines += ["", "## Not read", ""]
+        lines += ["", f"## {t('scan.not_read', lang)}", ""]
         lines += [f"- `{_cell(path)}`: {_cell(reason)}" for path, reason in summary.unreadable]
         more = summary.statuses["unreadable"] - len(summary.unreadable)
         if more > 0:
-            lines.append(f'- and {more} more (rows with status "unreadable")')
+            lines.append("- " + t("scan.not_read_more", lang, n=more))
     return "\n".join(lines) + "\n"
 
 
@@ -182,7 +216,7 @@ def summary_json(summary: Summary) -> dict[str, Any]:
     def cause(c: CauseCount) -> dict[str, Any]:
         return {
             "key": c.key,
-            "title": c.title or None,
+            "title": {"en": c.title, "zh": c.title_zh} if c.title else None,
             "family": c.family or None,
             "jobs": c.jobs,
             "first_seen": c.first_seen or None,

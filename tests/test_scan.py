@@ -144,6 +144,12 @@ def test_summary_counts_by_cause_and_family(tmp_path: Path) -> None:
         assert cause.first_seen <= cause.last_seen and cause.example
         assert f"| {cause.key} | {cause.jobs} |" in text
     assert "## Not read" in text and "truncated gzip" in text
+    chinese = format_summary(summary, "zh")
+    assert "## 按原因" in chinese and "| 已找到原因 |" in chinese
+    for label in ("By cause", "status", "jobs", "share", "first seen", "example", "Not read", "explained"):
+        assert label not in chinese
+    top = summary.ranked(summary.causes)[0]
+    assert top.title_zh and top.title_zh in chinese and top.title not in chinese
 
 
 def test_without_ray_the_message_says_what_to_install(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
