@@ -75,17 +75,24 @@ class _Setup:
     known: frozenset[str]
 
 
-_worker: list[tuple[Catalog, frozenset[str]]] = []
-"""The worker process's KB and known hashes, set once by :func:`_start_worker` (empty in the parent)."""
+_worker: list[tuple[Catalog, frozenset[str]] | Exception] = []
+"""The worker process's KB and known hashes, set once by :func:`_start_worker` (empty in the parent), or why the
+KB could not be loaded."""
 
 
 def _start_worker(setup: _Setup) -> None:
     _worker.clear()
-    _worker.append((load_catalog(setup.kb_dirs, cache_dir=default_cache_dir()), setup.known))
+    try:
+        _worker.append((load_catalog(setup.kb_dirs, cache_dir=default_cache_dir()), setup.known))
+    except Exception as exc:  # raised by the first job instead: a pool respawns a worker whose initializer fails
+        _worker.append(exc)
 
 
 def _work(job: Job) -> dict[str, Any]:
-    catalog, known = _worker[0]
+    state = _worker[0]
+    if isinstance(state, Exception):
+        raise state
+    catalog, known = state
     return scan_job(job, LocalFileSystem(), catalog, known)
 
 

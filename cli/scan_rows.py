@@ -29,7 +29,7 @@ __all__ = ["STATUSES", "UNCHANGED", "job_stat", "scan_job", "status_of"]
 STATUSES = ("explained", "no known cause", "out of scope", "no error", "unreadable")
 """A row's ``status``: a known cause matched; a traceback or error line was printed but no entry explains it; an
 error of a kind dtypefix names but does not treat (out of memory, NCCL...); no traceback and no error line (a
-healthy job, or one killed without a word); the job could not be read (the ``reason`` says why)."""
+healthy job, or one killed without a word); the job could not be read, or dtypefix failed on it (``reason``)."""
 UNCHANGED = "unchanged"
 """``status`` of the stand-in row for a job whose content hash a previous scan already explained."""
 _SITE = ("site-packages/", "dist-packages/", "/lib/python")
@@ -51,7 +51,11 @@ def scan_job(job: Job, fs: FileSystem, catalog: Catalog, known: Collection[str] 
     content = digest.hexdigest()
     if content in known:
         return {"path": job.path, "size": size, "mtime": _iso(mtime), "hash": content, "status": UNCHANGED}
-    report = explain_incident(incident_from(text), catalog)
+    try:
+        report = explain_incident(incident_from(text), catalog)
+    except Exception as exc:  # a bug met on one log of thousands: that job's row says so, the scan goes on
+        reason = f"{job.path}: dtypefix failed on this job ({type(exc).__name__}: {exc}); please report it"
+        return _row(job, size, mtime, content, None, reason)
     return _row(job, size, mtime, content, report, None)
 
 

@@ -218,3 +218,35 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     bar.close()
     last = screen.getvalue().rstrip("\n").split("\r")[-1]
     assert last.startswith("[" + "#" * 30 + "] 4/4 jobs") and "0:00 left" in last
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_kb_that_cannot_load_is_one_line_and_exit_2(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    from dtypefix.cli import scan_local
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(scan_local, "load_catalog", broken)
+    result = cli("scan", str(RECORDED[0]), str(RECORDED[1]), "--out", str(tmp_path / "s.jsonl"), "--jobs", workers)
+    assert result.code == 2 and "internal error" in result.err and "Traceback" not in result.err
+
+
+def test_a_job_that_breaks_the_matcher_is_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dtypefix.cli import scan_rows
+
+    real = scan_rows.explain_incident
+
+    def fragile(incident, catalog):  # type: ignore[no-untyped-def]
+        if "Half" in incident.text:
+            raise ValueError("injected")
+        return real(incident, catalog)
+
+    monkeypatch.setattr(scan_rows, "explain_incident", fragile)
+    root = _archive(tmp_path / "archive")
+    _scan(root, tmp_path / "s.jsonl")
+    rows = _rows(tmp_path / "s.jsonl")
+    broken = [r for r in rows if r["reason"] and "dtypefix failed on this job (ValueError: injected)" in r["reason"]]
+    assert broken and all(r["status"] == "unreadable" for r in broken) and len(rows) == 11
