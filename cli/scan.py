@@ -110,7 +110,11 @@ def _scan_locally(paths: list[str], out: Path, workers: int, full: bool, dirs: l
     from .scan_local import default_progress, scan_local
     from .scan_state import fingerprint, state_path
 
-    found = find_jobs(paths, LocalFileSystem(), exclude=[out, state_path(out), out.with_name(out.name + ".partial")])
+    found = find_jobs(
+        paths,
+        LocalFileSystem(),
+        exclude=[out, state_path(out), *(p.with_name(p.name + ".partial") for p in (out, state_path(out)))],
+    )
     advance, close = default_progress(len(found))
     try:
         return scan_local(
