@@ -77,10 +77,8 @@ def read_log(path: str | None) -> str:
                 raise InputError("no input: pipe a log into dtypefix or give a file (dtypefix explain --help)")
             data, _ = _read_bounded(sys.stdin.buffer)
         else:
-            from .logfiles import read_bytes, read_log_dir  # imports this module
+            from .logfiles import read_bytes  # imports this module
 
-            if Path(name).is_dir():
-                return read_log_dir(name)
             data = read_bytes(Path(name))
     return checked_text(name, data)
 

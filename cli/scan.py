@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .app import FormatOption, KbOption, LangOption, _lang, app, kb_dirs
 from .inputs import InputError
+from .options import FormatOption, KbOption, LangOption, app, kb_dirs, lang_of
 
 if TYPE_CHECKING:
     from .scan_local import ScanCounts
@@ -97,11 +97,15 @@ def scan(
         f"last scan, {counts.seconds:.1f} s; rows in {out}",
         err=True,
     )
+    one = lang_of(lang)
     if html is not None:
-        html.write_text(summary_html(summary, _lang(lang)), encoding="utf-8")
-    from .render import emit
+        html.write_text(summary_html(summary, one), encoding="utf-8")
+    if fmt == "html":  # the page with its charts, as --html writes it
+        sys.stdout.write(summary_html(summary, one))
+    else:
+        from .formats import Document, emit
 
-    emit(fmt, sys.stdout, markdown=lambda: format_summary(summary, _lang(lang)), data=lambda: summary_json(summary))
+        emit(fmt, sys.stdout, Document(lambda: format_summary(summary, one), lambda: summary_json(summary), None, one))
     return 0 if summary.statuses["explained"] else 1
 
 
