@@ -152,6 +152,12 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "column.title": ("title", "标题"),
     "column.field": ("field", "匹配字段"),
     "search.none": ("No entry matches {query!r}.", "没有条目匹配 {query!r}。"),
+    "field.id": ("id", "编号"),
+    "field.title": ("title", "标题"),
+    "field.message": ("message", "报错"),
+    "field.tag": ("tag", "标签"),
+    "field.package": ("package", "包"),
+    "field.text": ("text", "正文"),
     "check.intro": ("Known failures these settings lead to:", "这些配置已知会导致以下失败："),
     # Evidence in words (cli/evidence_words.py). {source} is where a value was read; {expected} the condition.
     "or.join": (" or ", " 或 "),

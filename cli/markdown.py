@@ -334,6 +334,7 @@ def format_search(hits: list[SearchHit], query: str, lang: str) -> str:
     header = (t("column.id", one), t("column.title", one), t("column.field", one), t("score", one))
     lines = ["| " + " | ".join(header) + " |", "| --- | --- | --- | --- |"]
     lines += [
-        f"| `{h.entry.id}` | {h.entry.title.get(one)} | {h.field}: {h.snippet[:60]} | {h.score:g} |" for h in hits
+        f"| `{h.entry.id}` | {h.entry.title.get(one)} | {t('field.' + h.field, one)}: {h.snippet} | {h.score:g} |"
+        for h in hits
     ]
     return "\n".join(lines) + "\n"
