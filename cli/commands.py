@@ -30,6 +30,10 @@ from .json_output import entry_json, report_json, search_json
 from .markdown import format_check, format_entry, format_report, format_search
 from .render import OutputFormat, emit
 
+KbRootOption = Annotated[
+    Path | None,
+    typer.Option("--kb-root", help="The dtypefix checkout (or its kb/) to work on; found at or above . when absent."),
+]
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 DetailsOption = Annotated[
     bool,
@@ -73,7 +77,7 @@ def _emit_report(
             return format_check(report, lang, details)
         return format_report(report, lang, top, details)
 
-    emit(fmt, sys.stdout, markdown=markdown, data=lambda: report_json(report, command))
+    emit(fmt, sys.stdout, markdown=markdown, data=lambda: report_json(report, command), lang=lang)
 
 
 @app.command()
@@ -109,13 +113,17 @@ def show(
 ) -> int:
     """Show one knowledge-base entry.
 
+    Exit code 0 when the entry exists, 1 when none has that id or slug.
+
     Example: dtypefix show DTF200 --lang zh
     """
     catalog = catalog_for(kb)
     entry = catalog.get(entry_id)
-    if entry is None:
-        raise InputError(f"no entry {entry_id!r}; try: dtypefix search {entry_id}")
-    emit(fmt, sys.stdout, markdown=lambda: format_entry(entry, _lang(lang)), data=lambda: entry_json(entry))
+    if entry is None:  # "none was found", as for explain and search: exit 1, not a usage error
+        typer.echo(f"dtypefix: no entry {entry_id!r}; try: dtypefix search {entry_id}", err=True)
+        return 1
+    one = _lang(lang)
+    emit(fmt, sys.stdout, markdown=lambda: format_entry(entry, one), data=lambda: entry_json(entry), lang=one)
     return 0
 
 
@@ -149,52 +157,77 @@ def check(
 @app.command()
 def lint(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="Entry files or KB folders; the built-in KB when absent.")
+        list[Path] | None, typer.Argument(help="Entry files or KB folders; the checkout's kb/ when absent.")
     ] = None,
     kb: KbOption = None,
+    kb_root: KbRootOption = None,
 ) -> int:
     """Validate entries: schema, safe regexes, both languages, references, ids, canonical form, and that each
     example ranks its own entry first while its counter-examples do not.
 
+    Entries are checked against the checkout's KB (found at or above the paths or the current folder, or named
+    with --kb-root); a private KB outside any checkout is checked against the installed one.
+
     Example: dtypefix lint kb/deepspeed
     """
     from dtypefix.kbtools.lint import lint_paths
-    from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
+    from dtypefix.matcher.catalog import builtin_kb_dir, entry_files, load_catalog
 
-    targets = [p.resolve() for p in (paths or [builtin_kb_dir()])]
+    from .checkout import checkout_kb, find_checkout_kb
+
+    if paths and kb_root is None:
+        base = find_checkout_kb(paths[0]) or find_checkout_kb(Path.cwd())
+    else:
+        base = checkout_kb(kb_root, "lint")
+    targets = [p.resolve() for p in paths] if paths else [base] if base else []
     for target in targets:
         if not target.exists():
             raise InputError(f"{target}: no such file or folder")
-    builtin = builtin_kb_dir().resolve()
-    extra = [t for t in targets if not str(t).startswith(str(builtin))]
+    main_kb = base or builtin_kb_dir().resolve()
+    extra = [t for t in targets if not t.is_relative_to(main_kb)]
     extra_roots = [
         t.parent if t.is_dir() and any(t.glob("*.yaml")) else t if t.is_dir() else t.parent.parent for t in extra
     ]
-    catalog = load_catalog([*dict.fromkeys(extra_roots), *(kb or [])], cache_dir=None)
+    catalog = load_catalog(
+        [*([base] if base else []), *dict.fromkeys(extra_roots), *(kb or [])],
+        include_builtin=base is None,
+        cache_dir=None,
+    )
     problems = lint_paths(targets, catalog)
     for problem in problems:
         typer.echo(str(problem))
-    from dtypefix.matcher.catalog import entry_files
-
     count = sum(1 for t in targets for _ in entry_files(t))
+    entries = f"{count} entr{'y' if count == 1 else 'ies'}"
     if problems:
-        typer.echo(f"dtypefix lint: {len(problems)} problem(s) in {count} entr{'y' if count == 1 else 'ies'}", err=True)
+        typer.echo(f"dtypefix lint: {len(problems)} problem(s) in {entries} (against the KB in {main_kb})", err=True)
         return 1
-    typer.echo(f"dtypefix lint: {count} entr{'y' if count == 1 else 'ies'} OK", err=True)
+    typer.echo(f"dtypefix lint: {entries} OK (against the KB in {main_kb})", err=True)
     return 0
 
 
 @app.command()
 def fmt(
-    paths: Annotated[list[Path], typer.Argument(help="Entry files or KB folders to rewrite in canonical form.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Entry files or KB folders to rewrite in canonical form; the checkout's kb/ when absent."),
+    ] = None,
     check_only: Annotated[
         bool, typer.Option("--check", help="Only report files that are not canonical (exit 1).")
     ] = False,
+    kb_root: KbRootOption = None,
 ) -> int:
     """Rewrite entries in canonical form (key order, block text) so diffs show content, not style.
 
+    Never rewrites the installed KB: without paths it works on the checkout found at or above the current folder
+    (or --kb-root).
+
     Example: dtypefix fmt kb/deepspeed/zeropp-quantized-weights-under-bf16.yaml
     """
+    from .checkout import checkout_kb, refuse_installed
+
+    if not paths:
+        paths = [checkout_kb(kb_root, "fmt")]
+    refuse_installed(paths, "fmt")
     from dtypefix.kbtools.canonical import canonical_text
     from dtypefix.kbtools.lint import comment_cuts
     from dtypefix.matcher.catalog import entry_files, read_entry_mapping
@@ -252,7 +285,13 @@ def search(
         raise InputError("empty query")
     hits = run_search(catalog_for(kb).entries, query, limit=limit)
     one = _lang(lang)
-    emit(fmt, sys.stdout, markdown=lambda: format_search(hits, query, one), data=lambda: search_json(hits, query))
+    emit(
+        fmt,
+        sys.stdout,
+        markdown=lambda: format_search(hits, query, one),
+        data=lambda: search_json(hits, query),
+        lang=one,
+    )
     return 0 if hits else 1
 
 
@@ -293,13 +332,18 @@ def new(
 
 
 def _local_kb() -> Path:
-    """Where ``new`` writes without ``--kb-root``: the current directory's KB (a checkout or a private KB), or the
-    first ``DTYPEFIX_KB`` folder; never the installed package."""
+    """Where ``new`` writes without ``--kb-root``: the current directory's KB (a checkout or a private KB), the
+    checkout above it, or the first ``DTYPEFIX_KB`` folder; never the installed package."""
     import os
+
+    from .checkout import find_checkout_kb
 
     for candidate in (Path("kb"), Path()):
         if (candidate / "ids.txt").is_file():
             return candidate
+    above = find_checkout_kb(Path.cwd())
+    if above is not None:
+        return above
     private = [p for p in os.environ.get("DTYPEFIX_KB", "").split(os.pathsep) if p]
     if private:
         return Path(private[0])
@@ -311,7 +355,9 @@ def _local_kb() -> Path:
 
 @app.command()
 def docs(
-    out: Annotated[Path, typer.Option("--out", help="Where the Markdown pages go.")] = Path("docs/kb"),
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where the Markdown pages go; the checkout's docs/kb by default.")
+    ] = None,
     check_only: Annotated[bool, typer.Option("--check", help="Exit 1 when docs/kb is stale, writing nothing.")] = False,
     html: Annotated[
         Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")
@@ -320,17 +366,24 @@ def docs(
         list[Path] | None,
         typer.Option("--kb", help="Also publish this private KB folder (DTYPEFIX_KB is never published by itself)."),
     ] = None,
+    kb_root: KbRootOption = None,
 ) -> int:
     """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/.
+
+    Works on a checkout (found at or above the current folder, or --kb-root): the pages come from its kb/ and
+    census/, never from the installed copy of the KB.
 
     Example: dtypefix docs --check
     """
     from dtypefix.matcher.catalog import load_catalog
 
+    from .checkout import checkout_kb
     from .docs import is_generated, kb_pages, to_html_site
 
-    # Only the built-in KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
-    pages = kb_pages(load_catalog(kb or [], cache_dir=None))
+    root = checkout_kb(kb_root, "docs")
+    out = out if out is not None else root.parent / "docs" / "kb"
+    # Only the checkout's KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
+    pages = kb_pages(load_catalog([root, *(kb or [])], include_builtin=False, cache_dir=None), root)
     stale = sorted(
         p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
     )
@@ -350,7 +403,7 @@ def docs(
         if stale or extra:
             typer.echo(f"dtypefix docs: {out} is stale; run `dtypefix docs` and commit the result", err=True)
             return 1
-        typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from the KB in use)", err=True)
+        typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from {root})", err=True)
         return 0
     for name in extra:
         (out / name).unlink()
@@ -426,6 +479,7 @@ def run(
                 sys.stderr,
                 markdown=lambda: format_report(report, _lang(lang), top, details),
                 data=lambda: report_json(report, "run"),
+                lang=_lang(lang),
             )
     except Exception as exc:
         from .app import _say_failure

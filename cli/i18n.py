@@ -20,6 +20,8 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "error": ("Error", "报错"),
     "read": ("Read from the input", "从输入中读到"),
     "packages": ("packages", "包版本"),
+    "packages.no_stack": ("none of the training stack", "没有训练相关的包"),
+    "packages.more": (" (+{n} not shown)", "（另有 {n} 个未列出）"),
     "configs": ("configs", "配置"),
     "flags": ("launch flags", "启动参数"),
     "gpus": ("GPUs", "GPU"),

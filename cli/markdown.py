@@ -73,13 +73,24 @@ _KEY_PACKAGES = (
     "unsloth",
     "axolotl",
     "llamafactory",
+    "diffusers",
+    "apex",
+    "auto-gptq",
+    "gptqmodel",
+    "autoawq",
+    "optimum",
+    "hqq",
+    "pytorch-optimizer",
+    "prodigy-plus-schedule-free",
+    "numpy",
 )
 
 
 def _packages_shown(incident: Incident, limit: int = 12) -> list[str]:
+    """The training stack's packages in the input (an environment's jinja2 or pygments says nothing here)."""
     rank = {name: i for i, name in enumerate(_KEY_PACKAGES)}
-    ordered = sorted(incident.packages.values(), key=lambda p: rank.get(p.name, len(rank)))
-    return [f"{p.name} {p.version}" for p in ordered[:limit]]
+    stack = sorted((p for p in incident.packages.values() if p.name in rank), key=lambda p: rank[p.name])
+    return [f"{p.name} {p.version}" for p in stack[:limit]]
 
 
 def _what_was_read(incident: Incident, lang: str) -> str:
@@ -98,10 +109,12 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
     """What dtypefix read from the input, as bullet lines: the error's shape first, then everything attached."""
     parts: list[str] = [_what_was_read(incident, lang)] if error else []
     if incident.packages:
-        more = len(incident.packages) - 12
+        shown = _packages_shown(incident)
+        more = len(incident.packages) - len(shown)
+        listed = ", ".join(shown) if shown else t("packages.no_stack", lang)
         parts.append(
-            f"{t('packages', lang)}{t('colon.inline', lang)}{', '.join(_packages_shown(incident))}"
-            + (f" (+{more})" if more > 0 else "")
+            f"{t('packages', lang)}{t('colon.inline', lang)}{listed}"
+            + (t("packages.more", lang, n=more) if more > 0 else "")
         )
     if incident.configs:
         parts.append(

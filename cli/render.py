@@ -42,24 +42,29 @@ _STYLE = (
 )
 
 
-def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
-    """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables)."""
+# ``--lang`` -> the page's BCP 47 language; ``both`` prints English first, so the page says English.
+_HTML_LANG = {"en": "en", "zh": "zh-CN", "both": "en"}
+
+
+def markdown_to_html(markdown: str, title: str = "dtypefix", lang: str = "en") -> str:
+    """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables), in ``lang`` (a
+    screen reader and a browser's font choice for Chinese go by ``<html lang>``)."""
     from markdown_it import MarkdownIt
 
     # No raw HTML and no images: a page built from a log must never load anything from elsewhere.
     body = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image").render(markdown)
     return (
-        '<!doctype html>\n<html><head><meta charset="utf-8">'
+        f'<!doctype html>\n<html lang="{_HTML_LANG.get(lang, "en")}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
     )
 
 
-def print_markdown(markdown: str, fmt: OutputFormat, stream: TextIO | None = None) -> None:
+def print_markdown(markdown: str, fmt: OutputFormat, stream: TextIO | None = None, lang: str = "en") -> None:
     """Write ``markdown`` as Markdown, HTML or rich terminal output (colour obeys NO_COLOR)."""
     out = stream or sys.stdout
     if fmt is OutputFormat.html:
-        out.write(markdown_to_html(markdown))
+        out.write(markdown_to_html(markdown, lang=lang))
     elif fmt is OutputFormat.term:
         from rich.console import Console
         from rich.markdown import Markdown
@@ -69,7 +74,14 @@ def print_markdown(markdown: str, fmt: OutputFormat, stream: TextIO | None = Non
         out.write(markdown)
 
 
-def emit(fmt: OutputFormat | None, stream: TextIO, *, markdown: Callable[[], str], data: Callable[[], Any]) -> None:
+def emit(
+    fmt: OutputFormat | None,
+    stream: TextIO,
+    *,
+    markdown: Callable[[], str],
+    data: Callable[[], Any],
+    lang: str = "en",
+) -> None:
     """The one place ``--format`` picks a renderer: JSON from ``data``, every other format from ``markdown``."""
     chosen = OutputFormat.resolve(fmt, stream)
     if chosen is OutputFormat.json:
@@ -77,4 +89,4 @@ def emit(fmt: OutputFormat | None, stream: TextIO, *, markdown: Callable[[], str
 
         stream.write(to_json(data()))
     else:
-        print_markdown(markdown(), chosen, stream)
+        print_markdown(markdown(), chosen, stream, lang)

@@ -31,6 +31,7 @@ __all__ = [
     "LintProblem",
     "comment_cuts",
     "lint_paths",
+    "placeholder_url",
     "run_example",
 ]
 
@@ -111,6 +112,21 @@ def _texts(data: dict[str, Any]) -> Iterable[tuple[list[str | int], dict[str, st
         yield ["explanation", "notes"], explanation["notes"]
 
 
+# Issue and pull-request numbers start at 1; OWNER/REPO and example.com are what a skeleton or a copy leaves behind.
+_PLACEHOLDER_PATH = re.compile(r"^/owner/repo(?:/|$)|/(?:issues|pull|discussions)/0*(?:/|$)", re.I)
+_PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
+
+
+def placeholder_url(url: str) -> bool:
+    """Whether ``url`` is a placeholder (``https://github.com/OWNER/REPO/issues/0``, ``https://example.com``)
+    rather than a real page."""
+    parsed = urlparse(url)
+    host = parsed.netloc.lower().split(":")[0]
+    if host in _PLACEHOLDER_HOSTS or host.endswith((".example", ".invalid", ".test")):
+        return True
+    return bool(_PLACEHOLDER_PATH.search(parsed.path)) or "TODO" in url
+
+
 def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     problems = []
     for keys, value in _texts(data):
@@ -128,6 +144,24 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
                     path, _line_of(text, ["references", i, "url"]), f"references[{i}].url: not a well-formed https URL"
                 )
             )
+        elif placeholder_url(ref["url"]):
+            problems.append(
+                LintProblem(
+                    path,
+                    _line_of(text, ["references", i, "url"]),
+                    f"references[{i}].url: a placeholder ({ref['url']}), not the page that establishes the cause",
+                )
+            )
+    for group in ("examples", "counter_examples"):
+        for i, example in enumerate(data[group]):
+            if placeholder_url(example["source"]):
+                problems.append(
+                    LintProblem(
+                        path,
+                        _line_of(text, [group, i, "source"]),
+                        f"{group}[{i}].source: a placeholder ({example['source']}), not where the example comes from",
+                    )
+                )
     folder = path.with_suffix("")
     for group in ("examples", "counter_examples"):
         for i, example in enumerate(data[group]):
