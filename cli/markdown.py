@@ -109,9 +109,9 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
     """What dtypefix read from the input, as bullet lines: the error's shape first, then everything attached."""
     parts: list[str] = [_what_was_read(incident, lang)] if error else []
     if incident.packages:
-        shown = _packages_shown(incident)
-        more = len(incident.packages) - len(shown)
-        listed = ", ".join(shown) if shown else t("packages.no_stack", lang)
+        stack = _packages_shown(incident)
+        more = len(incident.packages) - len(stack)
+        listed = ", ".join(stack) if stack else t("packages.no_stack", lang)
         parts.append(
             f"{t('packages', lang)}{t('colon.inline', lang)}{listed}"
             + (t("packages.more", lang, n=more) if more > 0 else "")
