@@ -49,14 +49,19 @@ class _Attachments:
     configs: list[Config]
     config_texts: dict[str, str]
     """File name -> text, for ``report``, which shows the configs (redacted)."""
+    environment: str = ""
+    """``--this-env``: this interpreter's packages as freeze lines (evidence says "this environment")."""
 
 
 def _attachments(freeze: list[str] | None, configs: list[str] | None, this_env: bool) -> _Attachments:
     texts = [read_text_file(path, "freeze") for path in freeze or []]
-    if this_env:
-        texts.append(this_env_freeze())
     read = {Path(path).name: read_config(path) for path in configs or []}
-    return _Attachments(texts, [config for _, config in read.values()], {n: t for n, (t, _) in read.items()})
+    return _Attachments(
+        texts,
+        [config for _, config in read.values()],
+        {n: t for n, (t, _) in read.items()},
+        this_env_freeze() if this_env else "",
+    )
 
 
 def _explain_input(
@@ -65,7 +70,7 @@ def _explain_input(
     """The shared start of ``explain`` and ``report``: read the log and attachments, score against the KB."""
     text = read_log(file)
     attached = _attachments(freeze, config, this_env)
-    incident = incident_from(text, freeze=attached.freeze, configs=attached.configs)
+    incident = incident_from(text, freeze=attached.freeze, configs=attached.configs, environment=attached.environment)
     return explain_incident(incident, catalog_for(kb)), attached
 
 
@@ -149,7 +154,13 @@ def check(
     if not config and not freeze and not this_env and not flags:
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
     attached = _attachments(freeze, config, this_env)
-    report = check_settings(freeze=attached.freeze, configs=attached.configs, flags=flags, catalog=catalog_for(kb))
+    report = check_settings(
+        freeze=attached.freeze,
+        configs=attached.configs,
+        flags=flags,
+        catalog=catalog_for(kb),
+        environment=attached.environment,
+    )
     _emit_report(report, fmt, _lang(lang), 0, "check", details)
     return 1 if report.found else 0
 
@@ -470,7 +481,7 @@ def run(
     try:
         text = decode(result.tail) + "\n$ " + " ".join(command)
         configs, notes = _configs_named_in(command)
-        incident = incident_from(text, freeze=[this_env_freeze()], configs=configs, notes=notes)
+        incident = incident_from(text, configs=configs, notes=notes, environment=this_env_freeze())
         report = explain_incident(incident, catalog_for(kb))
         if report.found:
             sys.stderr.write("\n")

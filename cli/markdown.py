@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
+from dtypefix.matcher.result import Decider
 from dtypefix.matcher.traceback import Stack
 
 from .evidence_words import code_span, decider_words, describe, readable
@@ -34,23 +35,50 @@ _MARK = {"held": "✔", "failed": "✘", "unknown": "?"}
 
 
 def fill(text: str, groups: dict[str, str] | None) -> str:
-    """Replace ``{{name}}`` with the named group from the matched error.
+    """Replace ``{{name}}`` with the named group from the matched error; a group it did not capture reads ``…``.
 
-    With no match at all (``show``, docs) the placeholder reads ``<name>``; a group the matched pattern did not
-    capture reads ``…``.
+    With no log at all (``show``, docs) the groups come from the entry's own example (:func:`example_groups`), so
+    the prose never shows a template placeholder.
     """
-    if groups is None:
-        return _PLACEHOLDER.sub(lambda m: f"<{m.group(1)}>", text)
-    return _PLACEHOLDER.sub(lambda m: groups.get(m.group(1), "…"), text)
+    found = groups or {}
+    return _PLACEHOLDER.sub(lambda m: found.get(m.group(1), "…"), text)
+
+
+def example_groups(entry: KBEntry) -> dict[str, str]:
+    """The named groups of the entry's error patterns in its first example that has them: what ``{{left}}`` and
+    ``{{right}}`` read in ``show`` and the docs, taken from a real failure rather than left as a template."""
+    groups: dict[str, str] = {}
+    for example in entry.examples:
+        try:
+            text = example.input.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for condition in entry.errors:
+            found = condition.message.search(text)
+            if found is not None:
+                for name, value in found.groupdict().items():
+                    if value:
+                        groups.setdefault(name, value)
+        if groups:
+            break
+    return groups
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` shortened to about ``limit`` characters at a space, with "…" where it was cut (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", limit // 2, limit)
+    return text[: space if space > 0 else limit].rstrip() + " …"
 
 
 def _error_line(incident: Incident) -> str:
     primary = incident.primary
     if primary is None:
         return ""
-    first = primary.message.splitlines()[0] if primary.message else ""
+    first = _cut(primary.message.splitlines()[0], 300) if primary.message else ""
     where = f" ({primary.stream})" if isinstance(primary, Stack) and primary.stream != "main" else ""
-    shown = f"{primary.exc_type}: {first[:300]}" if primary.exc_type else first[:300]  # a type the paste left out
+    shown = f"{primary.exc_type}: {first}" if primary.exc_type else first  # a type the paste left out
     return f"{code_span(shown)}{where}" if shown else ""
 
 
@@ -171,11 +199,21 @@ def _paren(text: str, lang: str) -> str:
     return f"（{text}）" if lang == "zh" else f" ({text})"
 
 
-def _confidence_line(match: Match, lang: str) -> str:
-    """Confidence in words, with what it means; the raw score is for JSON only."""
+def _confidence_line(match: Match, lang: str, asked: bool = False) -> str:
+    """Confidence in words, with what it means; the raw score is for JSON only.
+
+    The sentence follows the evidence printed with it: it points at "the inputs below" only when ``asked`` (the
+    answer lists an input that would settle this cause), and never says "some does not" when everything held.
+    """
     key = "conf.family" if match.entry.is_family else f"conf.{match.confidence}"
-    if key in ("conf.medium", "conf.low") and not any(e.outcome is Outcome.UNKNOWN for e in match.evidence):
-        key += ".complete"  # no input left to ask for: do not point at one
+    if key in ("conf.medium", "conf.low"):
+        own = [e for e in match.evidence if e.kind != "error"]
+        if any(e.outcome is Outcome.UNKNOWN for e in own):
+            key += "" if asked else ".unasked"
+        elif any(e.outcome is Outcome.FAILED for e in own):
+            key += ".complete"
+        else:
+            key += ".all"  # everything held: there is just not much of it
     return f"**{t(match.confidence + '.confidence', lang)}** — {t(key, lang)}"
 
 
@@ -191,11 +229,15 @@ def _deciding(match: Match, limit: int = 3) -> list[Evidence]:
     return sorted(others, key=rank)[:limit]
 
 
-def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> list[str]:
-    """The answer on one screen: cause and id, confidence, the error, the deciding evidence, the first fix."""
+def _verdict(
+    match: Match, incident: Incident, lang: str, level: int = 1, deciders: tuple[Decider, ...] = ()
+) -> list[str]:
+    """The answer on one screen: cause and id, confidence, the error, the deciding evidence, the first fix.
+    ``deciders`` are the inputs listed below the answer."""
     entry = match.entry
     h = "#" * level
-    lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang), ""]
+    asked = any(entry.id in d.entries for d in deciders)
+    lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang, asked), ""]
     error = _error_line(incident) or next(
         (code_span(e.observed) for e in match.evidence if e.kind == "error" and e.observed), ""
     )
@@ -249,7 +291,7 @@ def _none(report: Report, lang: str) -> list[str]:
         return lines
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
-        lines += [t("none.body", lang, what=t("none.error", lang, error=error.strip("`"))), ""]
+        lines += [t("none.body", lang), ""]
     else:
         lines += [t("none.noerror", lang, lines=incident.text.count("\n") + 1), ""]
     lines += [_read_line(incident, lang), "", t("none.next", lang), ""]
@@ -262,7 +304,7 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         lines = _none(report, lang)
     else:
         best = report.matches[0]
-        lines = _verdict(best, incident, lang)
+        lines = _verdict(best, incident, lang, deciders=report.deciders)
         lines += _candidates(report.matches[1:], lang)
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]
@@ -271,7 +313,8 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         if details:
             lines += _match_details(best, lang)
             for match in report.matches[1:top]:
-                lines += ["---", "", *_verdict(match, incident, lang, level=2), *_match_details(match, lang)]
+                verdict = _verdict(match, incident, lang, level=2, deciders=report.deciders)
+                lines += ["---", "", *verdict, *_match_details(match, lang)]
         else:
             lines += [t("more", lang, id=best.entry.id), ""]
     if report.kb_problems:
@@ -289,6 +332,14 @@ def format_report(report: Report, lang: str = "en", top: int = 3, details: bool 
     return "\n---\n\n".join(_format_one(report, one, top, details) for one in _langs(lang))
 
 
+def _template(pattern: str, lang: str) -> str:
+    """A message pattern as its wording, each variable part (a named group) shown as "…", as in search."""
+    text = readable(pattern, lang)
+    for name in re.findall(r"\(\?P<(\w+)>", pattern):
+        text = text.replace(f"<{name}>", "…")
+    return text
+
+
 def format_entry(entry: KBEntry, lang: str = "en") -> str:
     """One entry on its own (``dtypefix show`` and the docs pages)."""
     blocks = []
@@ -298,14 +349,14 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
         if not entry.is_active:
             meta.append(f"**{entry.status.value}**")
         lines += [" · ".join(meta), ""]
-        lines += ["```text", *dict.fromkeys(readable(e.pattern, one) for e in entry.errors), "```", ""]
+        lines += ["```text", *dict.fromkeys(_template(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
             lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
         if entry.fixed_in:
             lines += ["fixed in: " + ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items()), ""]
         if entry.messages:
             lines += [f"**{t('wording', one)}**", "", *(f"- {m}" for m in entry.messages), ""]
-        lines += entry_sections(entry, one, level=2)
+        lines += entry_sections(entry, one, example_groups(entry), level=2)
         blocks.append("\n".join(lines).rstrip() + "\n")
     return "\n---\n\n".join(blocks)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .configs import Config, find_embedded
 from .flags import LaunchFlags, parse_flags
@@ -165,10 +165,13 @@ def build_incident(
     freeze: Iterable[str] = (),
     configs: Iterable[Config] = (),
     notes: Iterable[str] = (),
+    environment: str = "",
 ) -> Incident:
     """Parse ``text`` (and any attached freeze texts and configs) into an :class:`Incident`.
 
     Explicitly given configs and freeze files come first, so they win over what is found pasted in the log.
+    ``environment`` is the running interpreter's packages (``--this-env``, ``run``) as freeze lines: after the
+    freeze files, before what the log shows, and marked as such (origin ``environment``).
     """
     source = from_text(text)
     stacks: list[Stack] = []
@@ -187,6 +190,8 @@ def build_incident(
     for extra in freeze:
         for name, version in parse_versions(extra).items():
             packages.setdefault(name, version)
+    for name, version in parse_versions(environment).items():
+        packages.setdefault(name, replace(version, origin="environment"))
     scan = _scan_region(source.text)
     for name, version in parse_versions(scan).items():
         packages.setdefault(name, version)
