@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
+from dtypefix.matcher.entry import applicable_step
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.result import Decider
 from dtypefix.matcher.traceback import Stack
@@ -249,8 +250,8 @@ def _verdict(
     if deciding:
         lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in deciding), ""]
     if entry.fix:
-        first = fill(entry.fix[0].get(lang), match.groups)
-        lines += [f"{_label('fix', lang)} {first}", ""]
+        step = entry.fix[applicable_step(entry, incident)]  # the first step whose `when` holds for this input
+        lines += [f"{_label('fix', lang)} {fill(step.get(lang), match.groups)}", ""]
     return lines
 
 

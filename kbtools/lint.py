@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import yaml
 
 from dtypefix.matcher.catalog import Catalog, entry_files, read_entry_mapping
-from dtypefix.matcher.entry import EntryError, Example, KBEntry, entry_from_mapping
+from dtypefix.matcher.entry import EntryError, Example, KBEntry, applicable_step, entry_from_mapping
 from dtypefix.matcher.explain import explain_incident, incident_from
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.result import Match
@@ -197,13 +197,51 @@ def run_example(example: Example, catalog: Catalog) -> list[Match]:
     return list(explain_incident(_example_incident(example), catalog).matches)
 
 
+def _steps(entry: KBEntry, text: str, picked: set[int]) -> list[LintProblem]:
+    """Each conditional fix step is shown first for at least one real example (else its ``when`` is untested);
+    an example's ``step`` names a step that exists."""
+    problems = []
+    for i, step in enumerate(entry.fix):
+        if step.when and i + 1 not in picked:
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    _line_of(text, ["explanation", "fix", i, "when"]),
+                    f"explanation.fix[{i}].when: no example's answer shows this step first; add the real log it is for "
+                    "(with `step:`)",
+                )
+            )
+    for i, example in enumerate(entry.examples):
+        if example.step > len(entry.fix):
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    _line_of(text, ["examples", i]),
+                    f"examples[{i}].step: {example.step}, but the entry has {len(entry.fix)} fix step(s)",
+                )
+            )
+    return problems
+
+
 def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     problems = []
+    picked: set[int] = set()
     for i, example in enumerate(entry.examples):
         if not example.input.is_file():
             continue
         incident = _example_incident(example)
         line = _line_of(text, ["examples", i])
+        shown = applicable_step(entry, incident) + 1
+        picked.add(shown)
+        if shown != example.step:
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    line,
+                    f"examples[{i}] ({example.input.name}): the answer shows fix step {shown} first; "
+                    f"the example says step {example.step}",
+                )
+            )
         problems += [LintProblem(entry.path, line, f"examples[{i}]: {note}") for note in incident.notes]
         matches = list(explain_incident(incident, catalog).matches)
         if not matches or matches[0].entry.id != entry.id:
@@ -224,6 +262,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
                         f"examples[{i}] ({example.input.name}): also claimed with high confidence by {other.entry.id}",
                     )
                 )
+    problems += _steps(entry, text, picked)
     for i, example in enumerate(entry.counter_examples):
         if not example.input.is_file():
             continue
