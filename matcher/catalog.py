@@ -37,7 +37,7 @@ from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
 
-_CACHE_FORMAT = 4
+_CACHE_FORMAT = 5
 _KEEP_CACHES = 8
 """How many cache generations (KB combinations) to keep; older ones are pruned when a new one is written."""
 _MAX_CACHE_BYTES = 64 << 20
@@ -74,7 +74,8 @@ class Catalog:
         entry = self._built.get(record["id"])
         if entry is None:
             try:
-                entry = entry_from_mapping(self._load(record), Path(record["path"]), record["slug"])
+                # Every record's mapping built without an error before it was kept (cached or just read).
+                entry = entry_from_mapping(self._load(record), Path(record["path"]), record["slug"], checked=True)
             except (EntryError, KeyError, TypeError, ValueError, OSError) as exc:
                 # A cached mapping this code cannot use (another version's cache, a damaged file): skip the entry.
                 self.problems = (*self.problems, f"{record.get('path', '?')}: unusable cached entry: {exc}")
@@ -152,23 +153,50 @@ def default_cache_dir() -> Path | None:
     return Path(base) / "dtypefix"
 
 
+def _scan(root: Path) -> list[tuple[str, str, str]]:
+    """``(file, slug, what the file is)`` for every entry under ``root``, with ``os.scandir``, in path order.
+
+    ``what the file is`` comes from ``stat`` (see :func:`_signature`); a start-up lists and stats thousands of entry
+    files this way in a few milliseconds, where ``Path.glob`` and a ``Path`` per file cost several times that.
+    """
+    if root.is_file():
+        return [(str(root), f"{root.parent.name}/{root.stem}", _identity(str(root)))]
+
+    def yaml_in(folder: str) -> list[tuple[str, str]]:
+        with os.scandir(folder) as listing:
+            return sorted((item.name, item.path) for item in listing if item.name.endswith(".yaml"))
+
+    top = str(root)
+    direct = yaml_in(top)
+    if direct:  # an area folder (kb/deepspeed): its entries; the YAML in example folders are configs
+        return [(path, f"{root.name}/{name[:-5]}", _identity(path)) for name, path in direct]
+    with os.scandir(top) as listing:
+        areas = sorted((item.name, item.path) for item in listing if item.is_dir())
+    found: list[tuple[str, str, str]] = []
+    for area, folder in areas:
+        with contextlib.suppress(OSError):
+            found.extend((path, f"{area}/{name[:-5]}", _identity(path)) for name, path in yaml_in(folder))
+    return found
+
+
+def _identity(path: str) -> str:
+    """What a file is, from ``stat`` alone: size, inode, device, mode and modification and change times (ns)."""
+    try:
+        info = os.stat(path)  # noqa: PTH116 - a str path: no Path object per file on the start-up path
+    except OSError:
+        return "<missing>"
+    return f"{info.st_size}:{info.st_ino}:{info.st_dev}:{info.st_mode}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
 def entry_files(root: Path) -> Iterator[tuple[Path, str]]:
     """``(file, slug)`` for every entry under ``root``: ``<area>/<slug>.yaml``, example folders skipped."""
-    if root.is_file():
-        yield root, f"{root.parent.name}/{root.stem}"
-        return
-    direct = sorted(root.glob("*.yaml"))
-    if direct:  # an area folder (kb/deepspeed): its entries; the YAML in example folders are configs
-        for path in direct:
-            yield path, f"{root.name}/{path.stem}"
-        return
-    for path in sorted(root.glob("*/*.yaml")):
-        yield path, f"{path.parent.name}/{path.stem}"
+    for path, slug, _ in _scan(root):
+        yield Path(path), slug
 
 
-def _printable_name(path: Path) -> bool:
+def _printable_name(path: str) -> bool:
     try:
-        str(path).encode("utf-8")
+        path.encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
@@ -230,29 +258,23 @@ def read_entry_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
-def _code_files() -> list[Path]:
+def _code_files() -> list[str]:
     """Every module of the matcher package and the schema: what turns entry files into entries."""
     here = Path(__file__).parent
-    return [*sorted(here.rglob("*.py")), builtin_kb_dir() / "schema.json"]
+    return [*sorted(str(p) for p in here.rglob("*.py")), str(builtin_kb_dir() / "schema.json")]
 
 
-def _signature(files: list[tuple[Path, str]]) -> str:
+def _signature(files: list[tuple[str, str, str]]) -> str:
     """A hash of what every entry file and every module that reads them is, from ``stat`` alone.
 
-    Size, inode, device, mode and the modification and change times (nanoseconds) of each file: an edit that keeps
-    the size and resets the modification time still moves the change time, which no user can set. Reading the
-    bytes instead would cost a read of every entry on every start-up, and read a hostile file before its size is
-    checked.
+    An edit that keeps the size and resets the modification time still moves the change time, which no user can
+    set. Reading the bytes instead would cost a read of every entry on every start-up, and read a hostile file
+    before its size is checked.
     """
-    digest = hashlib.sha256(f"{_CACHE_FORMAT}".encode())
-    for path, slug in [*((p, "") for p in _code_files()), *files]:
-        try:
-            info = path.stat()
-            what = f"{info.st_size}:{info.st_ino}:{info.st_dev}:{info.st_mode}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-        except OSError:
-            what = "<missing>"
-        digest.update(f"\0{path}\0{slug}\0{what}".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+    parts = [f"{_CACHE_FORMAT}"]
+    parts.extend(f"{path}\0\0{_identity(path)}" for path in _code_files())
+    parts.extend(f"{path}\0{slug}\0{what}" for path, slug, what in files)
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _index_record(path: Path, slug: str, entry: KBEntry) -> dict[str, Any]:
@@ -273,13 +295,14 @@ def _choose_keywords(records: list[dict[str, Any]]) -> None:
         record["keywords"] = sorted({next(chosen) for _ in record.pop("words")})
 
 
-def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+def _read_files(files: list[tuple[str, str, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """Parse, validate and build every entry once: index records, their mappings, and the problems."""
     records: list[dict[str, Any]] = []
     mappings: list[dict[str, Any]] = []
     problems: list[str] = []
     seen: dict[str, Path] = {}
-    for path, slug in files:
+    for position, (name, slug, _) in enumerate(files):
+        path = Path(name)
         try:
             data = read_entry_mapping(path)
             entry = entry_from_mapping(data, path, slug)
@@ -293,7 +316,7 @@ def _read_files(files: list[tuple[Path, str]]) -> tuple[list[dict[str, Any]], li
             problems.append(f"{path}: id: {entry.id} is already used by {seen[entry.id]}")
             continue
         seen[entry.id] = path
-        records.append(_index_record(path, slug, entry))
+        records.append({**_index_record(path, slug, entry), "file": position})
         mappings.append(data)
     _choose_keywords(records)
     return records, mappings, problems
@@ -362,6 +385,11 @@ def _write_atomically(folder: int, name: str, data: bytes) -> None:
         raise
 
 
+_ROW = ("file", "id", "status", "checkable", "offset", "length", "crc")
+"""A cached record as a JSON array in this order: the path and slug come from the file list every start-up makes
+anyway (``file`` is a position in it), so the index a start-up parses stays small as the KB grows."""
+
+
 def _write_cache(
     cache_dir: Path, signature: str, records: list[dict[str, Any]], mappings: list[dict[str, Any]], problems: list[str]
 ) -> None:
@@ -381,11 +409,11 @@ def _write_cache(
         index = {
             "format": _CACHE_FORMAT,
             "signature": signature,
-            "records": records,
+            "records": [[record[key] for key in _ROW] for record in records],
             "problems": problems,
             "index": keyword_index(records),
         }
-        _write_atomically(folder, index_name, json.dumps(index).encode("utf-8"))
+        _write_atomically(folder, index_name, json.dumps(index, separators=(",", ":")).encode("utf-8"))
         _prune(folder, keep={index_name, data_name})
     except OSError:
         pass  # a read-only or full home must not stop an explanation
@@ -428,37 +456,42 @@ def _read_own_file(folder: int, name: str) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > _MAX_CACHE_BYTES:
             return None
         with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read(_MAX_CACHE_BYTES + 1)
+            return handle.read(info.st_size)  # not read(limit): that would allocate the limit first
     except OSError:
         return None
     finally:
         os.close(fd)
 
 
-def _valid_index(blob: Any, signature: str, data: bytes) -> bool:
-    """The index is this generation's and every record has the shape we use and lies inside the data."""
+_ROW_TYPES = (int, str, str, bool, int, int, int)
+
+
+def _records_from(
+    blob: Any, signature: str, files: list[tuple[str, str, str]], size: int
+) -> list[dict[str, Any]] | None:
+    """The index's records, when it is this generation's and every row has the shape we use and lies in the data."""
     if not isinstance(blob, dict) or blob.get("signature") != signature or blob.get("format") != _CACHE_FORMAT:
-        return False
-    records, problems, index = blob.get("records"), blob.get("problems"), blob.get("index")
-    if not isinstance(records, list) or not isinstance(problems, list) or not isinstance(index, dict):
-        return False
-    fields = {"path": str, "slug": str, "id": str, "status": str, "keywords": list, "offset": int, "length": int}
-    for record in records:
-        if not isinstance(record, dict) or not all(isinstance(record.get(k), t) for k, t in fields.items()):
-            return False
-        if (
-            not isinstance(record.get("crc"), int)
-            or record["offset"] < 0
-            or record["offset"] + record["length"] > len(data)
-        ):
-            return False
-    return all(
-        isinstance(v, list) and all(isinstance(i, int) and 0 <= i < len(records) for i in v) for v in index.values()
-    )
+        return None
+    rows, problems, index = blob.get("records"), blob.get("problems"), blob.get("index")
+    if not isinstance(rows, list) or not isinstance(problems, list) or not isinstance(index, dict):
+        return None
+    records = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != len(_ROW) or not all(map(isinstance, row, _ROW_TYPES)):
+            return None
+        record = dict(zip(_ROW, row, strict=True))
+        if not 0 <= record["file"] < len(files) or record["offset"] < 0 or record["offset"] + record["length"] > size:
+            return None
+        record["path"], record["slug"], _ = files[record["file"]]
+        records.append(record)
+    for positions in index.values():
+        if not isinstance(positions, list) or not all(isinstance(i, int) and 0 <= i < len(records) for i in positions):
+            return None
+    return records
 
 
 def _read_cache(
-    cache_dir: Path, signature: str
+    cache_dir: Path, signature: str, files: list[tuple[str, str, str]]
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, list[int]], bytes] | None:
     folder = _open_cache_dir(cache_dir, create=False)
     if folder is None:
@@ -474,27 +507,30 @@ def _read_cache(
         blob = json.loads(raw)
     except ValueError:
         return None
-    if not _valid_index(blob, signature, data):
+    records = _records_from(blob, signature, files, len(data))
+    if records is None:
         return None
-    return blob["records"], [str(p) for p in blob["problems"]], blob["index"], data
+    return records, [str(p) for p in blob["problems"]], blob["index"], data
 
 
-def _kb_files(roots: list[Path]) -> tuple[list[tuple[Path, str]], list[str]]:
+def _kb_files(roots: list[Path]) -> tuple[list[tuple[str, str, str]], list[str]]:
     """Every entry file under ``roots``, and a problem line for each folder or file name that cannot be used."""
     missing: list[str] = []
-    files: list[tuple[Path, str]] = []
+    files: list[tuple[str, str, str]] = []
     for root in roots:
         if not root.exists():
             missing.append(f"{root}: KB folder not found")
             continue
-        if root.is_dir() and not os.access(root, os.R_OK | os.X_OK):
-            missing.append(f"{root}: KB folder cannot be read (permission denied); its entries are not used")
+        try:
+            found = _scan(root)
+        except OSError as exc:
+            missing.append(f"{root}: KB folder cannot be read ({exc.strerror or exc}); its entries are not used")
             continue
-        for path, slug in entry_files(root):
-            if _printable_name(path):
-                files.append((path, slug))
+        for item in found:
+            if _printable_name(item[0]):
+                files.append(item)
             else:  # a file name that is not UTF-8 would break every later print of it: report and skip
-                missing.append(f"{str(path)!a}: file name is not valid UTF-8; entry skipped")
+                missing.append(f"{item[0]!a}: file name is not valid UTF-8; entry skipped")
     return files, missing
 
 
@@ -508,7 +544,7 @@ def load_catalog(
     roots = ([builtin_kb_dir()] if include_builtin else []) + [Path(d) for d in extra_dirs]
     files, missing = _kb_files(roots)
     signature = _signature(files)
-    cached = _read_cache(cache_dir, signature) if cache_dir is not None else None
+    cached = _read_cache(cache_dir, signature, files) if cache_dir is not None else None
     if cached is not None:
         records, problems, index, data = cached
 

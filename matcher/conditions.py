@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .evidence import Evidence, Outcome, Reason
 from .facts import ENV_KEYS, Fact, Input, ValueType, config_fact, env_fact, namespace_of
-from .regex import Pattern, PatternError, compile_pattern
+from .regex import LazyPattern, Pattern, PatternError, compile_pattern
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -77,13 +77,27 @@ OPS = ("==", "!=", *_ORDERED, "in", "not-in", "exists", "matches")
 _SCALARS = (str, int, float, bool)
 
 
-def _pattern(value: Any, where: Path, field: str) -> Pattern:
+def _pattern(value: Any, where: Path, field: str) -> LazyPattern:
+    """The written pattern, compiled later: by :func:`parse_group` (which checks it), or at its first search."""
     if not isinstance(value, str) or not value:
         raise EntryError(where, field, "must be a non-empty regex string")
-    try:
-        return compile_pattern(value)
-    except PatternError as exc:
-        raise EntryError(where, field, str(exc)) from None
+    return LazyPattern(value, field)
+
+
+def _check_written(condition: Any, where: Path, field: str) -> None:
+    """Compile every pattern ``condition`` holds and parse its version range: what parsing leaves to first use
+    (see :func:`parse_group`). A refusal becomes an :class:`EntryError` at its field."""
+    from dataclasses import fields
+
+    if isinstance(condition, PackageCondition):
+        check_specifier(condition.spec, where, f"{field}.spec")
+    for item in fields(condition):
+        value = getattr(condition, item.name)
+        if isinstance(value, LazyPattern):
+            try:
+                value.compile()
+            except PatternError as exc:
+                raise EntryError(where, value.field, str(exc)) from None
 
 
 def _weight(item: Mapping[str, Any], where: Path, field: str, default: float) -> float:
@@ -122,7 +136,11 @@ def _check_op(op: Any, value: Any, has_value: bool, where: Path, field: str) -> 
     if op in ("in", "not-in") and not isinstance(value, list):
         raise EntryError(where, f"{field}.value", f"{op} needs a list of values")
     if op == "matches":
-        _pattern(value, where, f"{field}.value")
+        pattern = _pattern(value, where, f"{field}.value")
+        try:
+            pattern.compile()
+        except PatternError as exc:
+            raise EntryError(where, pattern.field, str(exc)) from None
     if op == "exists" and has_value:
         raise EntryError(where, f"{field}.value", "exists takes no value")
     if op in ("==", "!=") and (not has_value or isinstance(value, list)):
@@ -426,7 +444,9 @@ class PackageCondition:
 
     @classmethod
     def parse(cls, item: Mapping[str, Any], where: Path, field: str) -> PackageCondition:
-        spec = check_specifier(item.get("spec"), where, f"{field}.spec")
+        spec = item.get("spec")
+        if not isinstance(spec, str):
+            raise EntryError(where, f"{field}.spec", f"must be a PEP 440 specifier string, not {spec!r}")
         return cls(
             item["name"].lower().replace("_", "-"),
             spec,
@@ -597,8 +617,15 @@ _KINDS: dict[str, Any] = {
 }
 
 
-def parse_group(group: Mapping[str, Any], where: Path, field: str) -> dict[str, tuple[Any, ...]]:
-    """Every condition of a ``match`` (or ``match.exclude``) mapping, by kind; raises :class:`EntryError`."""
+def parse_group(
+    group: Mapping[str, Any], where: Path, field: str, *, checked: bool = False
+) -> dict[str, tuple[Any, ...]]:
+    """Every condition of a ``match`` (or ``match.exclude``) mapping, by kind; raises :class:`EntryError`.
+
+    ``checked``: the mapping comes from the validated KB cache, so its patterns compiled and its version ranges
+    parsed once already; patterns are left to compile on first use (see :class:`.regex.LazyPattern`), and a start-up
+    that reads no versions never imports ``packaging``.
+    """
     out: dict[str, tuple[Any, ...]] = {}
     for name, kind in _KINDS.items():
         items = group.get(name, [])
@@ -608,6 +635,9 @@ def parse_group(group: Mapping[str, Any], where: Path, field: str) -> dict[str, 
         for index, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise EntryError(where, f"{field}.{name}[{index}]", "must be a mapping")
-            parsed.append(kind.parse(item, where, f"{field}.{name}[{index}]"))
+            condition = kind.parse(item, where, f"{field}.{name}[{index}]")
+            if not checked:
+                _check_written(condition, where, f"{field}.{name}[{index}]")
+            parsed.append(condition)
         out[name] = tuple(parsed)
     return out

@@ -147,8 +147,8 @@ def _text(value: dict[str, str]) -> Text:
     return Text(value["en"].strip(), value["zh"].strip())
 
 
-def _step(value: dict[str, Any], path: Path, field: str) -> FixStep:
-    when = parse_group(value.get("when", {}), path, f"{field}.when")
+def _step(value: dict[str, Any], path: Path, field: str, *, checked: bool) -> FixStep:
+    when = parse_group(value.get("when", {}), path, f"{field}.when", checked=checked)
     return FixStep(value["en"].strip(), value["zh"].strip(), tuple(c for group in when.values() for c in group))
 
 
@@ -161,8 +161,10 @@ def applicable_step(entry: KBEntry, incident: Incident) -> int:
     return next((index for index, step in enumerate(entry.fix) if not step.when), 0)
 
 
-def _bounds(data: dict[str, Any], path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """``affected`` specs and ``fixed_in`` versions, checked as PEP 440."""
+def _bounds(data: dict[str, Any], path: Path, *, checked: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """``affected`` specs and ``fixed_in`` versions, checked as PEP 440 (unless the cache did already)."""
+    if checked:
+        return dict(data.get("affected", {})), {name: str(v) for name, v in data.get("fixed_in", {}).items()}
     from packaging.version import InvalidVersion, Version
 
     affected = {
@@ -178,13 +180,16 @@ def _bounds(data: dict[str, Any], path: Path) -> tuple[dict[str, str], dict[str,
     return affected, fixed_in
 
 
-def _examples(items: list[dict[str, Any]], folder: Path, field: str) -> tuple[Example, ...]:
+def _examples(items: list[dict[str, Any]], folder: Path, field: str, *, checked: bool) -> tuple[Example, ...]:
     """Example files, which must stay inside the KB (``../../family/x/y.log`` may point at a sibling's folder;
-    ``/dev/zero`` or ``../../../etc/passwd`` may not)."""
-    root = folder.parent.parent.resolve()
+    ``/dev/zero`` or ``../../../etc/passwd`` may not). Only lint and the tests read them: an entry from the checked
+    cache skips the (system-call heavy) resolution."""
+    root = folder.parent.parent.resolve() if not checked else folder
 
     def inside(name: str, where: str) -> Path:
         path = folder / name
+        if checked:
+            return path
         if Path(name).is_absolute() or not path.resolve().is_relative_to(root):
             raise EntryError(folder.with_suffix(".yaml"), where, f"{name!r} is outside the KB folder")
         return path
@@ -201,11 +206,16 @@ def _examples(items: list[dict[str, Any]], folder: Path, field: str) -> tuple[Ex
     )
 
 
-def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
-    """Build a :class:`KBEntry` from a schema-valid mapping; raises :class:`EntryError` on anything unusable."""
-    match = parse_group(data["match"], path, "match")
-    exclude = parse_group(data["match"].get("exclude", {}), path, "match.exclude")
-    affected, fixed_in = _bounds(data, path)
+def entry_from_mapping(data: dict[str, Any], path: Path, slug: str, *, checked: bool = False) -> KBEntry:
+    """Build a :class:`KBEntry` from a schema-valid mapping; raises :class:`EntryError` on anything unusable.
+
+    ``checked``: the mapping comes from the KB cache, written after this same code built it without an error, so
+    the checks that cost a start-up most (RE2 compiling every pattern, resolving every example path, PEP 440
+    parsing) are not repeated; patterns compile on first use.
+    """
+    match = parse_group(data["match"], path, "match", checked=checked)
+    exclude = parse_group(data["match"].get("exclude", {}), path, "match.exclude", checked=checked)
+    affected, fixed_in = _bounds(data, path, checked=checked)
     explanation = data["explanation"]
     folder = path.with_suffix("")
     return KBEntry(
@@ -227,7 +237,9 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
         exclude=tuple(c for group in exclude.values() for c in group),
         fixed=tuple(FixedCondition(name, version) for name, version in fixed_in.items()),
         cause=_text(explanation["cause"]),
-        fix=tuple(_step(step, path, f"explanation.fix[{i}]") for i, step in enumerate(explanation["fix"])),
+        fix=tuple(
+            _step(step, path, f"explanation.fix[{i}]", checked=checked) for i, step in enumerate(explanation["fix"])
+        ),
         does_not_help=tuple(_text(item) for item in explanation.get("does_not_help", [])),
         notes=_text(explanation["notes"]) if explanation.get("notes") else None,
         affected=affected,
@@ -235,6 +247,6 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str) -> KBEntry:
         bound_refs=dict(data.get("bound_refs", {})),
         messages=tuple(data.get("messages", ())),
         references=tuple((ref["url"], ref["title"]) for ref in data["references"]),
-        examples=_examples(data["examples"], folder, "examples"),
-        counter_examples=_examples(data["counter_examples"], folder, "counter_examples"),
+        examples=_examples(data["examples"], folder, "examples", checked=checked),
+        counter_examples=_examples(data["counter_examples"], folder, "counter_examples", checked=checked),
     )

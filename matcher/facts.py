@@ -13,13 +13,13 @@ values come from, which input decides; the docs tables and the renderers' wordin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .configs import lookup
+from .regex import lazy_regex
 
 if TYPE_CHECKING:
     from .incident import Incident
@@ -171,9 +171,9 @@ def _precision(incident: Incident, name: str) -> Fact:
 
 
 _MODEL_HINTS = {
-    "load_in_8bit": re.compile(r"load_in_8bit\s*[=:]\s*True|load_in_8bit:\s*true"),
-    "load_in_4bit": re.compile(r"load_in_4bit\s*[=:]\s*True|load_in_4bit:\s*true"),
-    "device_map_auto": re.compile(r"device_map\s*=\s*[\"']auto[\"']|device_map:\s*auto"),
+    "load_in_8bit": lazy_regex(r"load_in_8bit\s*[=:]\s*True|load_in_8bit:\s*true"),
+    "load_in_4bit": lazy_regex(r"load_in_4bit\s*[=:]\s*True|load_in_4bit:\s*true"),
+    "device_map_auto": lazy_regex(r"device_map\s*=\s*[\"']auto[\"']|device_map:\s*auto"),
 }
 
 

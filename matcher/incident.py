@@ -7,7 +7,6 @@ is answered by :mod:`.facts`; each answer says whether the input *knows*.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -16,6 +15,7 @@ from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
 from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
+from .regex import lazy_regex
 from .source import from_text
 from .traceback import ErrorLine, Frame, Stack, find_error_lines, parse_stacks
 
@@ -224,7 +224,7 @@ def _error_line_missing(stacks: list[Stack], lines: list[ErrorLine]) -> bool:
     return not any(s.error_line for s in stacks) and not lines
 
 
-_ROOT_CAUSE = re.compile(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,6}?\s*rank\s*:\s*(?P<rank>\d+)")
+_ROOT_CAUSE = lazy_regex(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,6}?\s*rank\s*:\s*(?P<rank>\d+)")
 
 
 def _root_rank(text: str) -> str:

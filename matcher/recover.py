@@ -12,40 +12,40 @@ Every reader looks only at lines a cheap search has found first, so a large log 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from .regex import lazy_regex
 from .traceback import _EMBEDDED_EXCEPTION, _EXCEPTION, _FRAME, _MAX_LINE, ErrorLine, Stack, find_error_lines
 
 __all__ = ["bare_error_lines", "recover_error_lines", "variant_lines", "variants"]
 
 # "RuntimeError:" alone on its line, the message on the next ones.
-_TYPE_ALONE = re.compile(r"[ \t]*(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure)):[ \t]*$")
+_TYPE_ALONE = lazy_regex(r"[ \t]*(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure)):[ \t]*$")
 # A repr'd exception: RuntimeError('...') / ValueError("...") inside another program's output.
-_REPR = re.compile(r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure))\((?P<q>['\"])(?P<text>.*)")
-_RAISE_SOURCE = re.compile(r"^\s*raise\s")
+_REPR = lazy_regex(r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure))\((?P<q>['\"])(?P<text>.*)")
+_RAISE_SOURCE = lazy_regex(r"^\s*raise\s")
 _QUOTE_HINTS = ("Error(", "Exception(", "Failure(", "\\n", '\\"', '("', "with error '")
-_QUOTE_HINT = re.compile(r"(?:Error|Exception|Failure)\(['\"]|\\[n\"]|\(\"|with error '")
-_JSON_STRING = re.compile(r'"(?P<body>(?:[^"\\]|\\.){15,})"')
+_QUOTE_HINT = lazy_regex(r"(?:Error|Exception|Failure)\(['\"]|\\[n\"]|\(\"|with error '")
+_JSON_STRING = lazy_regex(r'"(?P<body>(?:[^"\\]|\\.){15,})"')
 # Escapes of a JSON string or a Python repr: \n, \t, \", \', \\.
-_ESCAPE = re.compile(r"\\(?P<c>[nt\"'\\/])")
+_ESCAPE = lazy_regex(r"\\(?P<c>[nt\"'\\/])")
 _UNESCAPE = {"n": "\n", "t": " ", '"': '"', "'": "'", "\\": "\\", "/": "/"}
 # An application's or a logger's prefix with no exception type: "Error during inference: msg", ComfyUI's
 # "!!! Exception during processing !!! msg",
 # "!!! ERROR during execution: msg", "[ERROR] msg", "ERROR 07-21 14:34:24 file.py:62] msg", "E0721 ... x.cc:9] msg".
-_PREFIXED = re.compile(
+_PREFIXED = lazy_regex(
     r"(?i:\b(?:error|exception|failed|failure)\b)"
     r"(?P<sep>[^:\]\n'\"(]{0,60}?[:\]] |[^\]\n]{0,80}?\.\w+:\d+\] |[^!\n]{0,60}?!!! )"
     r"[ \t]*(?P<message>\S[^\n]{9,})$"
 )
-_CODE = re.compile(r"(?:raise|return|File \")\b")  # a source line behind a logger's prefix, not a message
+_CODE = lazy_regex(r"(?:raise|return|File \")\b")  # a source line behind a logger's prefix, not a message
 # ComfyUI's error report: "- **Exception Type:** RuntimeError", then "- **Exception Message:** msg".
-_REPORT = re.compile(r"Exception Type:\**\s*(?P<type>[\w.]+)\s*\n[^\n]*?Exception Message:\**\s*(?P<message>[^\n]+)")
+_REPORT = lazy_regex(r"Exception Type:\**\s*(?P<type>[\w.]+)\s*\n[^\n]*?Exception Message:\**\s*(?P<message>[^\n]+)")
 _PREFIX_HINTS = ("rror", "RROR", "xception", "XCEPTION", "ailed", "AILED", "ailure", "AILURE")
-_PREFIX_HINT = re.compile(r"(?i)\b(?:error|exception|failed|failure)\b")
-_GLOG = re.compile(r"^[EF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] (?P<message>\S.{9,})$")
+_PREFIX_HINT = lazy_regex(r"(?i)\b(?:error|exception|failed|failure)\b")
+_GLOG = lazy_regex(r"^[EF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] (?P<message>\S.{9,})$")
 # A message quoted in a wrapper: Generation("msg"), with error 'msg', "detail": "msg".
-_QUOTED = re.compile(r"""(?P<q>["'])(?P<text>[^"'\n]{15,})(?:(?P=q)|$)""")
+_QUOTED = lazy_regex(r"""(?P<q>["'])(?P<text>[^"'\n]{15,})(?:(?P=q)|$)""")
 _SHORT_PASTE_LINES = 12
 _MAX_RECOVERED = 200
 
@@ -187,14 +187,14 @@ def bare_error_lines(text: str, stream: str) -> list[ErrorLine]:
 
 # Lines of a short paste that are not the message: carets, a warning (a warning is not the error; entries read
 # warnings from the log), source code, a command line.
-_NOT_A_MESSAGE = re.compile(
+_NOT_A_MESSAGE = lazy_regex(
     r"^[\s^~]*$|(?<!\w)\w+Warning: |^warnings\.warn\(|^(?:raise|return)\s|^\$ |^(?:python3?|torchrun|accelerate|deepspeed"
     r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |\s--\w"
 )
 
 
-_WORD_END = re.compile(r"[A-Za-z0-9_]$")
-_WORD_START = re.compile(r"^[A-Za-z0-9_]")
+_WORD_END = lazy_regex(r"[A-Za-z0-9_]$")
+_WORD_START = lazy_regex(r"^[A-Za-z0-9_]")
 
 
 def variants(message: str) -> list[str]:

