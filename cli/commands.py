@@ -234,15 +234,16 @@ def fmt(
 
     Example: dtypefix fmt kb/deepspeed/zeropp-quantized-weights-under-bf16.yaml
     """
+    from dtypefix.kbtools.canonical import canonical_text
+    from dtypefix.kbtools.lint import comment_cuts
+    from dtypefix.matcher.catalog import entry_files, read_entry_mapping
+    from dtypefix.matcher.entry import EntryError
+
     from .checkout import checkout_kb, refuse_installed
 
     if not paths:
         paths = [checkout_kb(kb_root, "fmt")]
     refuse_installed(paths, "fmt")
-    from dtypefix.kbtools.canonical import canonical_text
-    from dtypefix.kbtools.lint import comment_cuts
-    from dtypefix.matcher.catalog import entry_files, read_entry_mapping
-    from dtypefix.matcher.entry import EntryError
 
     changed = 0
     for root in paths:
@@ -284,7 +285,8 @@ def search(
     lang: LangOption = None,
     kb: KbOption = None,
 ) -> int:
-    """Fuzzy-search the knowledge base by message, package, tag, id or text, in English or Chinese.
+    """Search the knowledge base by the words of a message, a package, a tag, an id or the text, in English or
+    Chinese (设备 finds "device"; a typo still finds its word).
 
     Exit code 0 when something matched, 1 when nothing did.
 

@@ -107,6 +107,15 @@ def test_packages_line_lists_the_training_stack(cli, tmp_path: Path) -> None:
     assert "包版本：没有训练相关的包（另有 2 个未列出）" in zh and "jinja2" not in zh
 
 
+def test_run_lists_this_environments_stack_not_its_tools(cli) -> None:
+    import sys
+
+    code = "raise RuntimeError('expected mat1 and mat2 to have the same dtype, but got: float != c10::Half')"
+    result = cli("run", "--format", "md", "--", sys.executable, "-c", code)
+    line = next(row for row in result.err.splitlines() if "packages:" in row)
+    assert "pygments" not in line and "markdown-it-py" not in line and "not shown)" in line
+
+
 @pytest.mark.parametrize(("lang", "expected"), [("en", "en"), ("zh", "zh-CN"), ("both", "en")])
 def test_html_says_its_language(cli, lang: str, expected: str) -> None:
     for command in (["explain"], ["show", "DTF001"], ["search", "fp16"]):
