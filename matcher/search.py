@@ -50,7 +50,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("mismatch", "不一致", "different", "不同", "不匹配"),
     ("dtype", "数据类型"),
     ("gpu", "显卡"),
-    ("multi-gpu", "多卡", "several gpu", "multiple gpu"),
+    ("multi-gpu", "多卡", "several gpus", "multiple gpus"),
     ("quantized", "quantization", "quantize", "量化"),
     ("optimizer", "优化器"),
     ("attention", "注意力"),
@@ -149,34 +149,33 @@ def _stem(word: str) -> str:
     return word
 
 
-def _words(text: str) -> tuple[frozenset[str], str, str]:
-    """A field's English words (whole, joined ``zero3``, split ``zero``/``3``, singular), the split words in
-    order (for phrases, padded with spaces) and its Chinese runs (matched as text)."""
-    words: set[str] = set()
-    sequence: list[str] = []
-    chinese: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
-        if _CJK.match(token):
-            chinese.append(token)
-            continue
-        if token.startswith("."):
-            words.add(_method(token))
-            sequence.append(_method(token))
-            continue
-        parts = [p for p in _SEPARATORS.split(token) if p]
-        words.update((token, _stem(token), _SEPARATORS.sub("", token)))
-        words.update(_stem(p) for p in parts)
-        sequence.extend(_stem(p) for p in parts)
-    return frozenset(words), " " + " ".join(sequence) + " ", " ".join(chinese)
+def _spellings(token: str) -> tuple[str, ...]:
+    """The index words of one English token as written: itself, singular, joined (``zero-3`` -> ``zero3``), and
+    its parts (``unscale_and_clip_grads`` -> ``unscale``, ``and`` ...), each singular."""
+    if token.startswith("."):
+        return (_method(token),)
+    parts = (_stem(p) for p in _SEPARATORS.split(token) if p)
+    return (token, _stem(token), _SEPARATORS.sub("", token), *parts)
+
+
+_GROUP_OPEN = re.compile(r"\(\?(?:P<\w+>|[:!=i]+\)?)")
+_CLASSES = re.compile(r"(?<!\\)\[(?:\\.|[^\]])*\]|\\[dswbSWBAzZ]")
+_ESCAPED = re.compile(r"\\(.)")
+_SYNTAX = re.compile(r"[()|^$*+]|\{\d*,?\d*\}")
+# Everything but letters, digits and Chinese, as one space: phrases and Chinese are found as text in this form.
+_FLAT = re.compile(r"[^a-z0-9\u3400-\u9fff]+")
 
 
 @dataclass(frozen=True)
 class _Field:
     name: str
     text: str
-    words: frozenset[str]
-    sequence: str
-    chinese: str
+    tokens: frozenset[str]
+    """Its words as written, lower case (``zero-3``, ``unscale_and_clip_grads``, ``.to(``)."""
+    flat: str
+    """Lower case, each run of anything but letters, digits and Chinese one space, padded with spaces."""
+    pattern: str = ""
+    """For a message pattern: the regex (``text`` then too), shown as its words only when it is a hit."""
 
 
 @dataclass(frozen=True)
@@ -252,7 +251,7 @@ def _field_texts(entry: KBEntry) -> Iterable[tuple[str, str]]:
     yield "title", entry.title.en
     yield "title", entry.title.zh
     for condition in entry.errors:
-        yield "message", readable_pattern(condition.pattern)
+        yield "pattern", condition.pattern
     for message in entry.messages:
         yield "message", message
     for tag in dict.fromkeys((*entry.tags, entry.family)):
@@ -266,21 +265,24 @@ def _field_texts(entry: KBEntry) -> Iterable[tuple[str, str]]:
         yield "text", step.zh
 
 
+def _pattern_words(pattern: str) -> str:
+    """The words of a message regex, for the index only (cheap; a hit shows :func:`readable_pattern`): an
+    optional letter kept (``Atte?mp?ting``), every branch of an alternation kept, the syntax gone."""
+    text = _GROUP_OPEN.sub(" ", pattern)
+    text = _CLASSES.sub(" ", text)
+    text = _ESCAPED.sub(r"\1", text)
+    return _SYNTAX.sub(" ", text).replace("?", "")
+
+
 def _doc(entry: KBEntry) -> _Doc:
     fields = []
     for name, text in _field_texts(entry):
         if text:
-            words, sequence, chinese = _words(text)
-            fields.append(_Field(name, text, words, sequence, chinese))
+            pattern = text if name == "pattern" else ""
+            lower = (_pattern_words(text) if pattern else text).lower()
+            tokens = frozenset(_TOKEN.findall(lower))
+            fields.append(_Field("message" if pattern else name, text, tokens, f" {_FLAT.sub(' ', lower)} ", pattern))
     return _Doc(entry, tuple(fields))
-
-
-def _matches(field: _Field, alternative: str) -> bool:
-    if _CJK.search(alternative):
-        return alternative in field.chinese
-    if " " in alternative:
-        return f" {alternative} " in field.sequence
-    return alternative in field.words
 
 
 def _method(token: str) -> str:
@@ -338,12 +340,28 @@ class SearchIndex:
         self._synonyms = _groups()
         chinese = [w for w in (*self._synonyms, *_STOP_ZH) if _CJK.search(w)]
         self._chinese = tuple(sorted(chinese, key=len, reverse=True))
-        self._words = frozenset(w for d in self._docs for f in d.fields for w in f.words)
-        self._vocabulary = sorted(w for w in self._words if len(w) >= 4)
+        # Index word -> the tokens as written that it stands for; the KB's few thousand distinct tokens are
+        # spelled out once, not once per field.
+        spelled: dict[str, set[str]] = {}
+        for token in frozenset().union(*(f.tokens for d in self._docs for f in d.fields)):
+            if not _CJK.match(token):
+                for word in _spellings(token):
+                    spelled.setdefault(word, set()).add(token)
+        self._spelled = {word: frozenset(tokens) for word, tokens in spelled.items()}
+        self._vocabulary = sorted(w for w in self._spelled if len(w) >= 4)
         self._phrases = sorted((w for w in self._synonyms if " " in w), key=lambda w: -w.count(" "))
 
     def _occurs(self, text: str) -> bool:
-        return any(text in f.chinese for d in self._docs for f in d.fields)
+        return any(text in f.flat for d in self._docs for f in d.fields)
+
+    def _holds(self, field: _Field, alternative: str) -> bool:
+        """Whether ``field`` holds one spelling of a query word: Chinese and phrases as text, a word as a word."""
+        if _CJK.search(alternative):
+            return alternative in field.flat
+        if " " in alternative:
+            return f" {alternative} " in field.flat
+        tokens = self._spelled.get(alternative)
+        return tokens is not None and not field.tokens.isdisjoint(tokens)
 
     def terms(self, query: str) -> list[_Term]:
         """The query's words, each with the spellings that count as it."""
@@ -365,7 +383,7 @@ class SearchIndex:
         at = 0
         while at < len(kept):
             joined = "".join(kept[at : at + 2])
-            if at + 1 < len(kept) and joined in self._words:  # "flash attention" is also "FlashAttention"
+            if at + 1 < len(kept) and joined in self._spelled:  # "flash attention" is also "FlashAttention"
                 terms.append(_Term((joined, f"{kept[at]} {kept[at + 1]}", *self._synonyms.get(joined, ()))))
                 at += 2
                 continue
@@ -388,14 +406,14 @@ class SearchIndex:
         return terms
 
     def _df(self, term: _Term) -> int:
-        return sum(any(_matches(f, a) for f in d.fields for a in term.alternatives) for d in self._docs)
+        return sum(any(self._holds(f, a) for f in d.fields for a in term.alternatives) for d in self._docs)
 
     def _english_term(self, word: str) -> _Term:
         if word in self._synonyms:
             return _Term(self._synonyms[word])
         joined = _SEPARATORS.sub("", word)
         spellings = tuple(dict.fromkeys((word, joined, *self._synonyms.get(joined, ()))))
-        if any(s in self._words for s in spellings) or len(word) < 5:
+        if any(s in self._spelled for s in spellings) or len(word) < 5:
             return _Term(spellings)
         close = process.extract(word, self._vocabulary, scorer=fuzz.ratio, score_cutoff=85, limit=3)
         return _Term(tuple(c[0] for c in close) or spellings, fuzzy=True)
@@ -414,7 +432,7 @@ class SearchIndex:
                 field = doc.fields[0] if doc.entry.id.lower() == lowered else doc.fields[1]
                 ranked.append((SearchHit(doc.entry, 100.0, "id", field.text), 0))
                 continue
-            hit = _score(doc, terms, idf, pairs)
+            hit = self._score(doc, terms, idf, pairs)
             if hit is not None and hit[0].score >= threshold:
                 ranked.append(hit)
         order = list(_FIELDS)
@@ -430,39 +448,39 @@ class SearchIndex:
         )
         return [hit for hit, _ in ranked[:limit]]
 
+    def _score(self, doc: _Doc, terms: list[_Term], idf: list[float], pairs: list[str]) -> tuple[SearchHit, int] | None:
+        """The entry's hit (or None when no word matched) and a tie-breaker.
+
+        The score mixes how much of the query the entry holds anywhere (each word by its best field), how much one
+        field holds on its own, and how many adjacent query words stand side by side in it, as in the message.
+        """
+        total = sum(idf)
+        rows = [[any(self._holds(f, a) for a in t.alternatives) for f in doc.fields] for t in terms]
+        weights = [
+            max((_FIELDS[f.name] for f, held in zip(doc.fields, row, strict=True) if held), default=0.0) for row in rows
+        ]
+        coverage = sum(w * s for w, s in zip(weights, idf, strict=True)) / total
+        focus, where = 0.0, -1
+        for k, f in enumerate(doc.fields):
+            held = sum(s for s, row in zip(idf, rows, strict=True) if row[k]) / total * _FIELDS[f.name]
+            if held > focus:
+                focus, where = held, k
+        if where < 0:
+            return None
+        together = sum(any(f" {p} " in f.flat for f in doc.fields) for p in pairs) / len(pairs) if pairs else coverage
+        field = doc.fields[where]
+        shown = readable_pattern(field.pattern) if field.pattern else field.text
+        spots = [a for t, row in zip(terms, rows, strict=True) if row[where] for a in t.alternatives]
+        score = round(100 * (0.55 * coverage + 0.35 * focus + 0.10 * together), 1)
+        # Ties go to the shorter field holding the words (a title about them, not a paragraph that mentions them).
+        return SearchHit(doc.entry, score, field.name, _snippet(shown, spots)), -len(shown)
+
 
 def _pairs(query: str) -> list[str]:
     """Adjacent English words of the query (``same device``): found side by side in a field, they rank it up."""
-    words = [_normal(t) for t in _TOKEN.findall(query) if not _CJK.match(t)]
-    words = [w for w in words if w not in _STOP and " " not in w]
-    return [f"{a} {b}" for a, b in itertools.pairwise(words)]
-
-
-def _score(doc: _Doc, terms: list[_Term], idf: list[float], pairs: list[str]) -> tuple[SearchHit, int] | None:
-    """The entry's hit (or None when no word matched) and a tie-breaker.
-
-    The score mixes how much of the query the entry holds anywhere (each word by its best field), how much one
-    field holds on its own, and how many adjacent query words stand side by side in it, as in the message.
-    """
-    total = sum(idf)
-    rows = [[any(_matches(f, a) for a in t.alternatives) for f in doc.fields] for t in terms]
-    weights = [
-        max((_FIELDS[f.name] for f, held in zip(doc.fields, row, strict=True) if held), default=0.0) for row in rows
-    ]
-    coverage = sum(w * s for w, s in zip(weights, idf, strict=True)) / total
-    focus, where = 0.0, -1
-    for k, f in enumerate(doc.fields):
-        held = sum(s for s, row in zip(idf, rows, strict=True) if row[k]) / total * _FIELDS[f.name]
-        if held > focus:
-            focus, where = held, k
-    if where < 0:
-        return None
-    together = sum(any(f" {p} " in f.sequence for f in doc.fields) for p in pairs) / len(pairs) if pairs else coverage
-    field = doc.fields[where]
-    spots = [a for t, row in zip(terms, rows, strict=True) if row[where] for a in t.alternatives]
-    score = round(100 * (0.55 * coverage + 0.35 * focus + 0.10 * together), 1)
-    # Ties go to the shorter field holding the words (a title about them, not a paragraph that mentions them).
-    return SearchHit(doc.entry, score, field.name, _snippet(field.text, spots)), -len(field.text)
+    tokens = [t for t in _TOKEN.findall(query) if not _CJK.match(t) and not t.startswith(".")]
+    words = [part for t in tokens for part in _SEPARATORS.split(t) if part]
+    return [f"{a} {b}" for a, b in itertools.pairwise(words) if a not in _STOP and b not in _STOP]
 
 
 def _snippet(text: str, spots: Sequence[str]) -> str:
