@@ -111,3 +111,10 @@ def test_cli_column_shows_the_readable_message(cli) -> None:
     assert "DTF006" in out.splitlines()[2]
     assert "Atte" not in out or "Attempting" in out
     assert "mp?" not in out and "Atte mp" not in out
+
+
+def test_chinese_table_has_no_english_labels(cli) -> None:
+    out = cli("search", "设备不一致", "--lang", "zh", "--format", "md").out
+    first = out.splitlines()[2]
+    assert "DTF003" in first
+    assert not any(f"| {label}:" in out for label in ("id", "title", "message", "tag", "package", "text"))
