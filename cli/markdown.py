@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.entry import applicable_step
 from dtypefix.matcher.incident import Incident
+from dtypefix.matcher.observation import Place, TextSeen
 from dtypefix.matcher.result import Decider
+from dtypefix.matcher.score import deciding, open_questions
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import code_span, decider_words, describe, readable
+from .evidence_words import code_span, decider_words, describe, place_words, readable, seen_words
 from .i18n import t
 
 if TYPE_CHECKING:
@@ -127,6 +129,9 @@ def _what_was_read(incident: Incident, lang: str) -> str:
     if frames and incident.error_line_missing:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
         return f"{shape}{t('semicolon', lang)}{t('read.error_line_missing', lang)}"
+    if frames and incident.skipped_tracebacks:
+        shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
+        return f"{shape}{t('semicolon', lang)}{t('read.skipped_tracebacks', lang, n=incident.skipped_tracebacks)}"
     if frames:
         return t("read.traceback", lang, frames=frames, n=len(incident.stacks))
     if incident.stacks or incident.error_lines:
@@ -148,7 +153,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
     if incident.configs:
         parts.append(
             f"{t('configs', lang)}{t('colon.inline', lang)}"
-            + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
+            + ", ".join(f"{place_words(Place.of_config(c.origin), lang)} ({c.kind})" for c in incident.configs)
         )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
@@ -206,7 +211,7 @@ def _confidence_line(match: Match, lang: str, asked: bool = False) -> str:
     The sentence follows the evidence printed with it: it points at "the inputs below" only when ``asked`` (the
     answer lists an input that would settle this cause), and never says "some does not" when everything held.
     """
-    key = "conf.family" if match.entry.is_family else f"conf.{match.confidence}"
+    key = "conf.family" if match.entry.is_family else f"conf.{match.confidence.value}"
     if key in ("conf.medium", "conf.low"):
         own = [e for e in match.evidence if e.kind != "error"]
         if any(e.outcome is Outcome.UNKNOWN for e in own):
@@ -215,19 +220,7 @@ def _confidence_line(match: Match, lang: str, asked: bool = False) -> str:
             key += ".complete"
         else:
             key += ".all"  # everything held: there is just not much of it
-    return f"**{t(match.confidence + '.confidence', lang)}** — {t(key, lang)}"
-
-
-def _deciding(match: Match, limit: int = 3) -> list[Evidence]:
-    """The few pieces of evidence that decided the answer: what held, heaviest first, then what counts against
-    it, then the unknowns worth settling. The error itself is shown apart."""
-
-    def rank(item: Evidence) -> tuple[int, float]:
-        order = {Outcome.HELD: 0, Outcome.FAILED: 1, Outcome.UNKNOWN: 2}[item.outcome]
-        return order, -item.weight
-
-    others = [e for e in match.evidence if e.kind != "error" and (e.outcome is not Outcome.UNKNOWN or e.weight >= 1.5)]
-    return sorted(others, key=rank)[:limit]
+    return f"**{t(match.confidence.value + '.confidence', lang)}** — {t(key, lang)}"
 
 
 def _verdict(
@@ -240,15 +233,15 @@ def _verdict(
     asked = any(entry.id in d.entries for d in deciders)
     lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang, asked), ""]
     error = _error_line(incident) or next(
-        (code_span(e.observed) for e in match.evidence if e.kind == "error" and e.observed), ""
+        (code_span(seen_words(e.observed)) for e in match.evidence if isinstance(e.observed, TextSeen)), ""
     )
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
     if match.fixed is not None:
         lines += [f"> {t('fixed.note', lang, detail=describe(match.fixed, lang))}", ""]
-    deciding = _deciding(match)
-    if deciding:
-        lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in deciding), ""]
+    shown = deciding(match)
+    if shown:
+        lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in shown), ""]
     if entry.fix:
         step = entry.fix[applicable_step(entry, incident)]  # the first step whose `when` holds for this input
         lines += [f"{_label('fix', lang)} {fill(step.get(lang), match.groups)}", ""]
@@ -271,7 +264,9 @@ def _candidates(matches: tuple[Match, ...], lang: str) -> list[str]:
         return []
     lines = [_label("others", lang), ""]
     for m in matches:
-        lines.append(f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence + '.confidence', lang), lang)}")
+        lines.append(
+            f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence.value + '.confidence', lang), lang)}"
+        )
     return [*lines, ""]
 
 
@@ -352,9 +347,11 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
         lines += [" · ".join(meta), ""]
         lines += ["```text", *dict.fromkeys(_template(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
-            lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
+            shown = ", ".join(f"{k} `{v}`" for k, v in entry.affected.items())
+            lines += [f"{t('affected', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.fixed_in:
-            lines += ["fixed in: " + ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items()), ""]
+            shown = ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items())
+            lines += [f"{t('fixed_in', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.messages:
             lines += [f"**{t('wording', one)}**", "", *(f"- {m}" for m in entry.messages), ""]
         lines += entry_sections(entry, one, example_groups(entry), level=2)
@@ -380,9 +377,7 @@ def format_check(report: Report, lang: str = "en", details: bool = False) -> str
         if report.conditional:
             lines += [f"## {t('check.conditional', one)}", ""]
             for match in report.conditional:
-                unknown = [
-                    describe(e, one) for e in match.evidence if e.decider is not None and e.kind in ("package", "env")
-                ]
+                unknown = [describe(e, one) for e in open_questions(match)]
                 lines.append(f"- `{match.entry.id}` {match.entry.title.get(one)}: {'; '.join(unknown)}")
             lines.append("")
             lines += _deciders(report, one)

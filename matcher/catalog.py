@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import stat
 import time
 import zlib
@@ -32,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .entry import EntryError, EntryKind, KBEntry, entry_from_mapping
+from .entry import EntryError, KBEntry, entry_from_mapping
 from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
@@ -284,7 +283,7 @@ def _index_record(path: Path, slug: str, entry: KBEntry) -> dict[str, Any]:
         "id": entry.id,
         "status": entry.status.value,
         "words": [required_words(p.pattern) for p in entry.errors],
-        "checkable": entry.kind is EntryKind.CAUSE and bool(entry.configs or entry.env),
+        "checkable": entry.checkable,
     }
 
 
@@ -372,7 +371,7 @@ def _open_cache_dir(base: Path, *, create: bool) -> int | None:
 
 def _write_atomically(folder: int, name: str, data: bytes) -> None:
     """Write ``data`` to a fresh, unpredictably named file in ``folder`` and move it into place there."""
-    tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+    tmp = f".{name}.{os.urandom(8).hex()}.tmp"  # os.urandom: `secrets` imports `random` (a cold-start cost)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(tmp, flags, 0o600, dir_fd=folder)
     try:

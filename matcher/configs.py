@@ -16,7 +16,7 @@ from typing import Any
 
 from .regex import lazy_regex
 
-__all__ = ["Config", "ConfigError", "detect_kind", "find_embedded", "lookup", "parse_config"]
+__all__ = ["Config", "ConfigError", "detect_kind", "find_embedded", "parse_config"]
 
 _MAX_CONFIG_BYTES = 4 << 20
 _MAX_NODES = 200_000
@@ -236,7 +236,7 @@ def _yaml_depth(text: str) -> int:
 
 def detect_kind(data: dict[str, Any]) -> str | None:
     """Which tool a parsed config belongs to, from the keys only that tool uses (see :data:`.facts.NAMESPACES`)."""
-    from .facts import NAMESPACES  # the registry imports this module for lookup()
+    from .facts import NAMESPACES  # the registry's detect functions; facts imports nothing of this module
 
     keys = set(data)
     return next((ns.name for ns in NAMESPACES.values() if ns.detect is not None and ns.detect(keys, data)), None)
@@ -278,19 +278,6 @@ def _check_json(text: str) -> None:
         raise ConfigError(f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", exc.lineno) from None
     except RecursionError:
         raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels") from None
-
-
-def lookup(data: Any, path: str) -> tuple[bool, Any]:
-    """Follow a dotted path through nested mappings: ``(True, value)`` when present, ``(False, None)`` when not."""
-    current = data
-    for part in path.split("."):
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            return False, None
-    return True, current
 
 
 # --------------------------------------------------------------------------------------------------- embedded

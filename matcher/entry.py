@@ -13,16 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .conditions import (
+    KINDS,
     Condition,
-    ConfigCondition,
     EntryError,
-    EnvCondition,
     ErrorCondition,
     FixedCondition,
-    FrameCondition,
-    LogCondition,
     PackageCondition,
     check_specifier,
+    kind_named,
     parse_group,
 )
 from .evidence import Outcome
@@ -103,11 +101,9 @@ class KBEntry:
     severity: str
     status: Status
     errors: tuple[ErrorCondition, ...]
-    frames: tuple[FrameCondition, ...] = ()
-    log: tuple[LogCondition, ...] = ()
-    packages: tuple[PackageCondition, ...] = ()
-    configs: tuple[ConfigCondition, ...] = ()
-    env: tuple[EnvCondition, ...] = ()
+    """The anchor: an entry is a candidate only when one of these matches."""
+    conditions: tuple[Condition, ...] = ()
+    """Every other condition of ``match``, kind by kind in :data:`~.conditions.KINDS` order: the evidence."""
     exclude: tuple[Condition, ...] = ()
     fixed: tuple[FixedCondition, ...] = ()
     """One condition per ``fixed_in`` package: an installed version that contains the fix counts against."""
@@ -130,9 +126,15 @@ class KBEntry:
         return self.slug.split("/", 1)[0]
 
     @property
-    def evidence_conditions(self) -> tuple[Condition, ...]:
-        """Every condition other than the error anchor."""
-        return (*self.frames, *self.log, *self.packages, *self.configs, *self.env)
+    def packages(self) -> tuple[PackageCondition, ...]:
+        """The ``packages`` conditions (search and the docs index entries by package)."""
+        return tuple(c for c in self.conditions if isinstance(c, PackageCondition))
+
+    @property
+    def checkable(self) -> bool:
+        """``dtypefix check`` can decide it: a cause with a condition a config, the environment or the hardware
+        settles (:attr:`~.conditions.Kind.decides`)."""
+        return self.kind is EntryKind.CAUSE and any(_decides(c) for c in self.conditions)
 
     @property
     def is_family(self) -> bool:
@@ -141,6 +143,11 @@ class KBEntry:
     @property
     def is_active(self) -> bool:
         return self.status is Status.ACTIVE
+
+
+def _decides(condition: Condition) -> bool:
+    kind = kind_named(condition.kind)
+    return kind is not None and kind.decides
 
 
 def _text(value: dict[str, str]) -> Text:
@@ -228,12 +235,8 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str, *, checked: 
         tags=tuple(data.get("tags", ())),
         severity=data["severity"],
         status=Status(data["status"]),
-        errors=match["errors"],
-        frames=match["frames"],
-        log=match["log"],
-        packages=match["packages"],
-        configs=match["configs"],
-        env=match["env"],
+        errors=tuple(c for c in match["errors"] if isinstance(c, ErrorCondition)),
+        conditions=tuple(c for kind in KINDS if not kind.anchor for c in match[kind.key]),
         exclude=tuple(c for group in exclude.values() for c in group),
         fixed=tuple(FixedCondition(name, version) for name, version in fixed_in.items()),
         cause=_text(explanation["cause"]),

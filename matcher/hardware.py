@@ -71,6 +71,11 @@ _WINDOWS = lazy_regex(
     r"[A-Z]:\\\\?(?:Users|Program Files|ProgramData|Anaconda|Python)|struct c10::|OS: Microsoft Windows"
 )
 _MACOS = lazy_regex(r"OS: macOS|/Users/[^/\s]+/|\bMPS\b|mps:0|darwin", re.IGNORECASE)
+# nvidia-smi's table row ("|    2079MiB /   6144MiB |") and torch's out-of-memory message ("GPU 0 has a total
+# capacity of 79.18 GiB"): the two places a log states how much memory a GPU has.
+_MEMORY_LINE = lazy_regex(r"MiB\s*/|total capacity of")
+_SMI_MEMORY = lazy_regex(r"\b\d+MiB\s*/\s*(?P<mib>\d+)MiB\b")
+_OOM_CAPACITY = lazy_regex(r"\bGPU \d+ has a total capacity of (?P<gib>\d+(?:\.\d+)?) GiB")
 _MPS = lazy_regex(r"\bmps:0\b|device\(type='mps'|\bMPS backend\b|on device: mps|torch\.backends\.mps")
 
 
@@ -90,6 +95,17 @@ class Hardware:
     """``linux``, ``windows`` or ``macos`` when the input shows it."""
     mps: bool
     """The MPS (Apple) backend appears in the input."""
+    memory_gib: tuple[float, ...] = ()
+    """Total memory of each GPU whose size the input states (``nvidia-smi``'s table, torch's out-of-memory
+    message), in GiB as printed; empty when none is stated."""
+
+
+def _memory(text: str) -> tuple[float, ...]:
+    sizes: list[float] = []
+    for line in lines_containing(_MEMORY_LINE, text):
+        sizes += [round(int(m["mib"]) / 1024, 2) for m in _SMI_MEMORY.finditer(line)]
+        sizes += [float(m["gib"]) for m in _OOM_CAPACITY.finditer(line)]
+    return tuple(sizes)
 
 
 def compute_capability(name: str) -> float | None:
@@ -139,6 +155,7 @@ def parse_hardware(text: str) -> Hardware:
         os_name = None
     mps = ("mps" in text or "MPS" in text) and bool(_MPS.search(text))
     return Hardware(
+        memory_gib=_memory(text),
         gpu_names=tuple(names),
         unmapped=unmapped,
         capabilities=tuple(known + printed),

@@ -83,21 +83,21 @@ class LazyPattern:
 class LazyRegex:
     """A ``re`` pattern that compiles itself on first use; the methods the matcher calls, with ``re``'s meaning.
 
-    The compiled pattern is memoised on the instance: a module-level constant still behaves as a constant.
+    On first use the compiled pattern's own methods are bound onto the instance, so later calls go straight to
+    ``re``'s C code with no wrapper in between (hot loops call ``match`` once per line). A module-level constant
+    still behaves as a constant: only its first use differs.
     """
-
-    __slots__ = ("_compiled", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern = pattern
         self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
 
     @property
     def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.pattern, self.flags)
-        return self._compiled
+        compiled = re.compile(self.pattern, self.flags)
+        for name in ("search", "match", "fullmatch", "finditer", "findall", "sub", "split"):
+            setattr(self, name, getattr(compiled, name))
+        return compiled
 
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return self.compiled.search(string, pos, endpos)

@@ -12,12 +12,22 @@ from dataclasses import dataclass
 
 from .regex import lazy_regex
 
-__all__ = ["ErrorLine", "Frame", "Stack", "find_error_lines", "parse_stacks"]
+__all__ = [
+    "EMBEDDED_EXCEPTION",
+    "EXCEPTION",
+    "FRAME",
+    "MAX_LINE",
+    "ErrorLine",
+    "Frame",
+    "Stack",
+    "find_error_lines",
+    "parse_stacks",
+]
 
 _HEADER = "Traceback (most recent call last):"
-_FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
 # "RuntimeError: msg", "torch.OutOfMemoryError: msg", "deepspeed.runtime.Foo: msg", a bare "KeyboardInterrupt".
-_EXCEPTION = lazy_regex(
+EXCEPTION = lazy_regex(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure|error))"
     r"(?::\s?(?P<message>.*))?$"
 )
@@ -82,7 +92,7 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
     while index < len(lines) and len(parts) < limit:
         line = lines[index]
         stripped = line.strip()
-        if not stripped or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT) or _EXCEPTION.match(line):
+        if not stripped or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT) or EXCEPTION.match(line):
             break
         parts.append(stripped)
         index += 1
@@ -152,7 +162,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     while index < len(lines):
         stripped = lines[index].strip()
         # A pasted traceback often starts at its first frame, without the header line.
-        if stripped != _HEADER and not _FRAME.match(lines[index]):
+        if stripped != _HEADER and not FRAME.match(lines[index]):
             if stripped == _CHAIN_CAUSE:
                 pending_chain = "cause"
             elif stripped == _CHAIN_CONTEXT:
@@ -172,20 +182,20 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
         exc_type = message = ""
         while index < len(lines):
             line = lines[index]
-            frame = _FRAME.match(line)
+            frame = FRAME.match(line)
             if frame:
                 code = ""
                 nxt = lines[index + 1] if index + 1 < len(lines) else ""
-                if nxt.startswith("    ") and not _FRAME.match(nxt):
+                if nxt.startswith("    ") and not FRAME.match(nxt):
                     code = nxt.strip()
                     index += 1
                 frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code))
                 index += 1
                 continue
             stripped = line.strip()
-            head = line[:_MAX_LINE]
+            head = line[:MAX_LINE]
             exc = _ANY_EXCEPTION.match(head) if head and not head[0].isspace() and frames else None
-            exc = exc or (_EXCEPTION.match(head) if head and not head[0].isspace() else None)
+            exc = exc or (EXCEPTION.match(head) if head and not head[0].isspace() else None)
             if exc:
                 exc_type = exc["type"]
                 first = (exc["message"] or "").strip()
@@ -230,11 +240,11 @@ def _uncut(message: str, literal: str) -> str:
 
 
 # An exception type somewhere in a line: after a log prefix ("[rank0]:[E] ", "ERROR ", stray bytes).
-_EMBEDDED_EXCEPTION = lazy_regex(
+EMBEDDED_EXCEPTION = lazy_regex(
     r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}\w{0,60}(?:Error|Exception|Interrupt|Failure)): (?P<message>.*)$"
 )
 _ERROR_WORD = lazy_regex(r"(?:Error|Exception|Interrupt|Failure): ")
-_MAX_LINE = 4096
+MAX_LINE = 4096
 
 
 def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
@@ -246,8 +256,8 @@ def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
     for index, line in enumerate(lines):
         if "rror: " not in line and "xception: " not in line and "nterrupt: " not in line and "ailure: " not in line:
             continue
-        candidate = line.strip()[:_MAX_LINE]  # bounded: a 100 MB line must not reach a regex whole
-        exc = _EXCEPTION.match(candidate) or _EMBEDDED_EXCEPTION.search(candidate)
+        candidate = line.strip()[:MAX_LINE]  # bounded: a 100 MB line must not reach a regex whole
+        exc = EXCEPTION.match(candidate) or EMBEDDED_EXCEPTION.search(candidate)
         if not exc or exc["message"] is None:
             continue
         first = exc["message"].strip()

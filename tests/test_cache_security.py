@@ -13,7 +13,7 @@ import pytest
 
 from dtypefix.matcher import catalog as catalog_module
 from dtypefix.matcher import explain
-from dtypefix.matcher.catalog import Catalog, builtin_kb_dir, default_cache_dir, entry_files, load_catalog
+from dtypefix.matcher.catalog import Catalog, builtin_kb_dir, default_cache_dir, load_catalog
 
 MAT1 = "RuntimeError: expected mat1 and mat2 to have the same dtype, but got: c10::Half != c10::BFloat16\n"
 
