@@ -401,7 +401,11 @@ def docs(
     )
     # The schema and docs generated from the registries, in the checkout.
     files = generated_files(root)
-    stale_files = sorted(name for name, text in files.items() if (root / name).read_text(encoding="utf-8") != text)
+    stale_files = sorted(
+        name
+        for name, text in files.items()
+        if not (root / name).is_file() or (root / name).read_text(encoding="utf-8") != text
+    )
     # Only pages this command generated (they carry its header) are ever removed; other Markdown is left alone.
     extra = (
         sorted(

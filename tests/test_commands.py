@@ -22,6 +22,7 @@ def checkout(tmp_path: Path) -> Path:
     """A small clone: the project file, the ledger, the schema and one area of the KB (no census)."""
     root = tmp_path / "clone"
     (root / "kb").mkdir(parents=True)
+    (root / "docs").mkdir()
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
     for name in ("ids.txt", "schema.json"):
         shutil.copy(ROOT / "kb" / name, root / "kb" / name)
