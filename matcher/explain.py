@@ -13,6 +13,7 @@ from pathlib import Path
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
+from .observation import Note
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
@@ -34,7 +35,7 @@ def incident_from(
     *,
     freeze: str | Sequence[str] = (),
     configs: Iterable[ConfigInput] = (),
-    notes: Iterable[str] = (),
+    notes: Iterable[Note] = (),
     environment: str = "",
 ) -> Incident:
     """The one path from raw inputs to an :class:`Incident`, for every command and the API.
@@ -48,9 +49,9 @@ def incident_from(
     return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems], environment=environment)
 
 
-def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
+def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[Note]]:
     parsed: list[Config] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for index, item in enumerate(configs):
         if isinstance(item, Config):
             parsed.append(item)
@@ -59,7 +60,7 @@ def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
         try:
             parsed.append(parse_config(text, origin))
         except ConfigError as exc:
-            notes.append(f"{origin}: {exc}")
+            notes.append(Note(origin, exc.problem, exc.line))
     return parsed, notes
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from .configs import Config, find_embedded
 from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
-from .observation import Origin
+from .observation import Note, Origin
 from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
 from .regex import lazy_regex
@@ -46,7 +46,8 @@ class Incident:
     configs: tuple[Config, ...]
     launch: LaunchFlags
     hardware: Hardware
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    """Configs that could not be read, shown to the user."""
     skipped_tracebacks: int = 0
     """Tracebacks counted but not read: the middle of a stream that printed more than :data:`MAX_TRACEBACKS`."""
     """Problems met while reading the input (an unreadable config), shown to the user."""
@@ -187,7 +188,7 @@ def build_incident(
     *,
     freeze: Iterable[str] = (),
     configs: Iterable[Config] = (),
-    notes: Iterable[str] = (),
+    notes: Iterable[Note] = (),
     environment: str = "",
 ) -> Incident:
     """Parse ``text`` (and any attached freeze texts and configs) into an :class:`Incident`.
