@@ -49,14 +49,14 @@ def test_unscale_fp16_shows_the_fix_not_the_search(catalog: Catalog) -> None:
 
 def test_every_example_declares_the_step_its_answer_shows(catalog: Catalog) -> None:
     """The KB as a whole: what lint checks per entry, in one pass over the entries that use `when`."""
-    from dtypefix.kbtools.lint import _example_incident
-
     conditional = [e for e in catalog.entries if any(step.when for step in e.fix)]
     assert len(conditional) >= 3
     for entry in conditional:
-        shown = {applicable_step(entry, _example_incident(example)) + 1 for example in entry.examples}
-        for example in entry.examples:
-            assert applicable_step(entry, _example_incident(example)) + 1 == example.step, (entry.id, example.input)
+        assert all(not example.configs and example.freeze is None for example in entry.examples)
+        steps = [applicable_step(entry, incident_from(ex.input.read_text(encoding="utf-8"))) for ex in entry.examples]
+        shown = {step + 1 for step in steps}
+        for example, step in zip(entry.examples, steps, strict=True):
+            assert step + 1 == example.step, (entry.id, example.input)
         assert {i + 1 for i, step in enumerate(entry.fix) if step.when} <= shown, entry.id
 
 
