@@ -37,9 +37,9 @@ def find_checkout_kb(start: Path) -> Path | None:
     return None
 
 
-def checkout_kb(kb_root: Path | None, command: str, near: Path | None = None) -> Path:
-    """``--kb-root`` (a checkout or its ``kb/``), else the checkout found at or above ``near`` or the current
-    folder; an :class:`InputError` that says what to do when there is none."""
+def checkout_kb(kb_root: Path | None, command: str) -> Path:
+    """``--kb-root`` (a checkout or its ``kb/``), else the checkout found at or above the current folder; an
+    :class:`InputError` that says what to do when there is none."""
     if kb_root is not None:
         for candidate in (kb_root / "kb", kb_root):
             if is_checkout_kb(candidate):
@@ -47,10 +47,9 @@ def checkout_kb(kb_root: Path | None, command: str, near: Path | None = None) ->
         raise InputError(
             f"--kb-root {kb_root}: not a dtypefix checkout (no kb/ids.txt, kb/schema.json, pyproject.toml)"
         )
-    for start in (near, Path.cwd()):
-        found = find_checkout_kb(start) if start is not None else None
-        if found is not None:
-            return found
+    found = find_checkout_kb(Path.cwd())
+    if found is not None:
+        return found
     raise InputError(
         f"`dtypefix {command}` works on a dtypefix checkout and found none here or above: "
         "run it inside a clone, or pass --kb-root DIR"
