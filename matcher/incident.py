@@ -120,6 +120,19 @@ class Incident:
         return tuple(dict.fromkeys(frame for stack in self.stacks for frame in stack.frames))
 
     @functools.cached_property
+    def lowered_text(self) -> str:
+        """:attr:`text` in lower case: whether a pattern's keyword occurs at all is one C-level substring search,
+        so a pattern that cannot match the text is neither compiled nor run over it."""
+        return self.text.lower()
+
+    @functools.cached_property
+    def message_words(self) -> frozenset[str]:
+        """The lower-case words of every message in :attr:`exceptions` (see :func:`.prefilter.words_in`)."""
+        from .prefilter import words_in
+
+        return frozenset(words_in(message for _, message in self.exceptions))
+
+    @functools.cached_property
     def message_index(self) -> tuple[str, tuple[int, ...]]:
         """The messages of :attr:`exceptions` joined by a separator no message holds, and where each starts.
 
