@@ -95,3 +95,11 @@ def test_when_takes_the_condition_kinds_of_match_only(cli, tmp_path: Path) -> No
 
     result = cli("lint", str(_private_copy(tmp_path, errors)))
     assert result.code == 1 and "when" in result.out
+
+
+def test_a_quantized_model_moved_by_a_pipeline_sees_omit_device_first(catalog: Catalog) -> None:
+    """No real log of `pipeline(..., device=0)` moving a 4-bit model is in the KB, so no `when` can be tested for
+    it: the first step names the pipeline's move itself."""
+    log = ROOT / "kb" / "peft" / "quantized-model-cast-or-move-rejected" / "sa2va-73-to-on-4bit.log"
+    assert "omit `device=`" in _first_fix(catalog, log)
+    assert "不要再给 `device=`" in _first_fix(catalog, log, "zh")
