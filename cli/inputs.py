@@ -7,6 +7,7 @@ versions and configs tend to be), its tail, and a window around every error in b
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import BinaryIO
@@ -87,8 +88,18 @@ def read_config(path: str) -> tuple[str, Config]:
     try:
         return text, parse_config(text, Path(path).name, strict=True)
     except ConfigError as exc:
+        if _LOG_LINE.search(text):  # the parser's complaint would hide the real mistake
+            raise InputError(
+                f"config {path}: this looks like a log, not a config; give it as the log: dtypefix explain {path}"
+            ) from None
         where = f"{path}:{exc.line}" if exc.line else path
         raise InputError(f"config {where}: {exc.problem}") from None
+
+
+# A traceback header or an exception line (``RuntimeError: ...``, ``[rank0]: ValueError: ...``) starts a line.
+_LOG_LINE = re.compile(
+    r"^(?:\[[^\]]*\]:?\s*)?(?:Traceback \(most recent call last\)|[\w.]*(?:Error|Exception): )", re.M
+)
 
 
 def this_env_freeze() -> str:

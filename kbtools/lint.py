@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import yaml
 
 from dtypefix.matcher.catalog import Catalog, entry_files, read_entry_mapping
-from dtypefix.matcher.entry import EntryError, Example, KBEntry, entry_from_mapping
+from dtypefix.matcher.entry import EntryError, Example, KBEntry, applicable_step, entry_from_mapping
 from dtypefix.matcher.explain import explain_incident, incident_from
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.result import Match
@@ -31,6 +31,7 @@ __all__ = [
     "LintProblem",
     "comment_cuts",
     "lint_paths",
+    "placeholder_url",
     "run_example",
 ]
 
@@ -111,6 +112,21 @@ def _texts(data: dict[str, Any]) -> Iterable[tuple[list[str | int], dict[str, st
         yield ["explanation", "notes"], explanation["notes"]
 
 
+# Issue and pull-request numbers start at 1; OWNER/REPO and example.com are what a skeleton or a copy leaves behind.
+_PLACEHOLDER_PATH = re.compile(r"^/owner/repo(?:/|$)|/(?:issues|pull|discussions)/0*(?:/|$)", re.I)
+_PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
+
+
+def placeholder_url(url: str) -> bool:
+    """Whether ``url`` is a placeholder (``https://github.com/OWNER/REPO/issues/0``, ``https://example.com``)
+    rather than a real page."""
+    parsed = urlparse(url)
+    host = parsed.netloc.lower().split(":")[0]
+    if host in _PLACEHOLDER_HOSTS or host.endswith((".example", ".invalid", ".test")):
+        return True
+    return bool(_PLACEHOLDER_PATH.search(parsed.path)) or "TODO" in url
+
+
 def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     problems = []
     for keys, value in _texts(data):
@@ -128,6 +144,24 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
                     path, _line_of(text, ["references", i, "url"]), f"references[{i}].url: not a well-formed https URL"
                 )
             )
+        elif placeholder_url(ref["url"]):
+            problems.append(
+                LintProblem(
+                    path,
+                    _line_of(text, ["references", i, "url"]),
+                    f"references[{i}].url: a placeholder ({ref['url']}), not the page that establishes the cause",
+                )
+            )
+    for group in ("examples", "counter_examples"):
+        for i, example in enumerate(data[group]):
+            if placeholder_url(example["source"]):
+                problems.append(
+                    LintProblem(
+                        path,
+                        _line_of(text, [group, i, "source"]),
+                        f"{group}[{i}].source: a placeholder ({example['source']}), not where the example comes from",
+                    )
+                )
     folder = path.with_suffix("")
     for group in ("examples", "counter_examples"):
         for i, example in enumerate(data[group]):
@@ -163,13 +197,51 @@ def run_example(example: Example, catalog: Catalog) -> list[Match]:
     return list(explain_incident(_example_incident(example), catalog).matches)
 
 
+def _steps(entry: KBEntry, text: str, picked: set[int]) -> list[LintProblem]:
+    """Each conditional fix step is shown first for at least one real example (else its ``when`` is untested);
+    an example's ``step`` names a step that exists."""
+    problems = []
+    for i, step in enumerate(entry.fix):
+        if step.when and i + 1 not in picked:
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    _line_of(text, ["explanation", "fix", i, "when"]),
+                    f"explanation.fix[{i}].when: no example's answer shows this step first; add the real log it is for "
+                    "(with `step:`)",
+                )
+            )
+    for i, example in enumerate(entry.examples):
+        if example.step > len(entry.fix):
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    _line_of(text, ["examples", i]),
+                    f"examples[{i}].step: {example.step}, but the entry has {len(entry.fix)} fix step(s)",
+                )
+            )
+    return problems
+
+
 def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     problems = []
+    picked: set[int] = set()
     for i, example in enumerate(entry.examples):
         if not example.input.is_file():
             continue
         incident = _example_incident(example)
         line = _line_of(text, ["examples", i])
+        shown = applicable_step(entry, incident) + 1
+        picked.add(shown)
+        if shown != example.step:
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    line,
+                    f"examples[{i}] ({example.input.name}): the answer shows fix step {shown} first; "
+                    f"the example says step {example.step}",
+                )
+            )
         problems += [LintProblem(entry.path, line, f"examples[{i}]: {note}") for note in incident.notes]
         matches = list(explain_incident(incident, catalog).matches)
         if not matches or matches[0].entry.id != entry.id:
@@ -190,6 +262,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
                         f"examples[{i}] ({example.input.name}): also claimed with high confidence by {other.entry.id}",
                     )
                 )
+    problems += _steps(entry, text, picked)
     for i, example in enumerate(entry.counter_examples):
         if not example.input.is_file():
             continue
