@@ -25,7 +25,9 @@ from dtypefix.matcher.result import Match
 
 from .bounds import bound_problems
 from .canonical import canonical_text
+from .census import census_dir, load_census
 from .ids import read_ledger
+from .proofs import load_proofs, proof_problems, proofs_dir
 
 __all__ = [
     "LintProblem",
@@ -205,6 +207,27 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     return problems
 
 
+def _proof_problems(
+    roots: set[Path], whole: set[Path], linted: set[str], by_id: dict[str, KBEntry]
+) -> list[LintProblem]:
+    """Proof records (``proofs/`` beside the KB) that contradict or do not establish the claim they back.
+
+    A record about an entry is checked when that entry is linted; census records when the whole KB is.
+    """
+    problems: list[LintProblem] = []
+    for root in sorted(roots):
+        census = load_census(census_dir(root)) if root in whole else []
+        for proof in load_proofs(proofs_dir(root)):
+            census_subject = proof.subject.startswith("census:")
+            if (census_subject and root not in whole) or (not census_subject and proof.subject not in linted):
+                continue
+            text = proof.path.read_text(encoding="utf-8")
+            line = _line_of(text, ["records", proof.index])
+            for problem in proof_problems(proof, by_id, census):
+                problems.append(LintProblem(proof.path, line, f"{proof.subject} {proof.claim}: {problem}"))
+    return problems
+
+
 def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
     """Lint the entries under ``paths`` (files or KB folders) against ``catalog`` (the KB they live in)."""
     ledgers: dict[Path, dict[str, str]] = {}
@@ -244,8 +267,10 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
             problems.append(LintProblem(path, id_line, f"id {entry.id} is not in kb/ids.txt: add `{entry.id} {slug}`"))
         if entry.is_active and entry.id in by_id:
             problems.extend(_examples(by_id[entry.id], text, catalog))
+    kb_roots = {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}
+    problems.extend(_proof_problems({p.parent.parent.resolve() for p, _ in files}, kb_roots, set(seen_ids), by_id))
     present = {slug for _, slug in files}
-    for root in {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}:
+    for root in kb_roots:
         for entry_id, slug in read_ledger(root).items():
             if slug not in present:
                 message = f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"
