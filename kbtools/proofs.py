@@ -56,7 +56,9 @@ class Check:
     artifact: str
     """The wheel / sdist file name as ``pip download --no-deps`` saves it, or ``owner/repo@tag`` for a fetched repo."""
     file: str
-    """The member read inside the artifact (a .py file, or a compiled library whose string table holds the text)."""
+    """The member read inside the artifact (a .py file, or a compiled library whose string table holds the text);
+    ``*`` reads every Python file and compiled library in it (how an absence is shown where the module did not
+    exist yet)."""
 
 
 @dataclass(frozen=True)
@@ -195,17 +197,36 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
     return problems
 
 
-def _read_member(artifact: Path, member: str) -> bytes | None:
-    if artifact.suffix == ".whl" or artifact.suffix == ".zip":
+# What ``*`` reads: the code that runs (Python sources and compiled libraries), not headers shipped for extensions,
+# which may still declare a check that no compiled code calls any more.
+_READABLE = (".py", ".so", ".dylib", ".pyd", ".dll")
+
+
+def _wanted(name: str, member: str) -> bool:
+    if member == "*":
+        return name.endswith(_READABLE)
+    return name == member or name.endswith("/" + member)
+
+
+def _contains(artifact: Path, member: str, needle: bytes) -> bool | None:
+    """Whether ``needle`` is in ``member`` of the wheel / sdist (any readable file for ``*``); None: no such file."""
+    found = False
+    if artifact.suffix in {".whl", ".zip"}:
         with zipfile.ZipFile(artifact) as archive:
-            names = [n for n in archive.namelist() if n == member or n.endswith("/" + member)]
-            return archive.read(names[0]) if names else None
+            for name in archive.namelist():
+                if _wanted(name, member):
+                    found = True
+                    if needle in archive.read(name):
+                        return True
+        return False if found or member == "*" else None
     with tarfile.open(artifact) as archive:
         for info in archive:
-            if info.isfile() and (info.name == member or info.name.endswith("/" + member)):
+            if info.isfile() and _wanted(info.name, member):
+                found = True
                 handle = archive.extractfile(info)
-                return handle.read() if handle else None
-    return None
+                if handle is not None and needle in handle.read():
+                    return True
+    return False if found or member == "*" else None
 
 
 def verify(proof: Proof, cache: Path) -> list[tuple[Check, str]]:
@@ -220,10 +241,10 @@ def verify(proof: Proof, cache: Path) -> list[tuple[Check, str]]:
         if not artifact.is_file():
             out.append((check, "artifact not downloaded"))
             continue
-        data = _read_member(artifact, check.file)
-        if data is None:
+        present = _contains(artifact, check.file, needle)
+        if present is None:
             out.append((check, f"{check.file} not in {check.artifact}"))
-        elif (needle in data) != check.present:
+        elif present != check.present:
             out.append((check, f"wording is {'absent' if check.present else 'present'} in {check.file}"))
     return out
 
