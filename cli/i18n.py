@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from types import MappingProxyType
 
-__all__ = ["LANGS", "default_lang", "has", "t"]
+__all__ = ["LANGS", "default_lang", "has", "strings", "t"]
 
 LANGS = ("en", "zh")
 
@@ -26,6 +27,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "ranks": ("processes", "进程"),
     "read.error_only": ("the error line only (no traceback frames)", "只有报错行（没有 traceback 帧）"),
     "read.traceback": ("{n} traceback(s), {frames} frame(s)", "{n} 段 traceback，共 {frames} 帧"),
+    "read.skipped_tracebacks": (
+        "{n} more in the middle counted, not read (the first and last decide)",
+        "中间另有 {n} 段只计数、未细读（以最前和最后的为准）",
+    ),
     "read.nothing": ("nothing", "没有内容"),
     "read.lines": ("{lines} line(s), no error found", "{lines} 行，没有找到报错"),
     "read.error_line_missing": (
@@ -111,6 +116,11 @@ _STRINGS: dict[str, tuple[str, str]] = {
         '"no kernel image" 表示这个版本没有为这块 GPU 编译代码），与 dtype 无关，不是 dtype 或设备放置问题。'
         '换用支持的 GPU 或其他实现（`attn_implementation="sdpa"`），或安装为你的 GPU 编译的版本。',
     ),
+    "origin.traceback": ("traceback", "traceback"),
+    "origin.log": ("log", "日志"),
+    "origin.launch": ("launch command", "启动命令"),
+    "origin.config": ("config file", "配置文件"),
+    "origin.pasted": ("pasted", "贴在日志里的配置"),
     "origin.freeze": ("read from a pip freeze / requirements line", "来自 pip freeze / requirements 行"),
     "origin.table": ("read from a pip or conda list", "来自 pip / conda list 列表"),
     "origin.labelled": ("read from an environment report", "来自环境信息"),
@@ -124,6 +134,8 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "does_not_help": ("Does not help", "这些做法没用"),
     "notes": ("Notes", "补充说明"),
     "references": ("References", "参考资料"),
+    "affected": ("affected", "受影响版本"),
+    "fixed_in": ("fixed in", "修复版本"),
     "wording": ("Wording by version", "不同版本的报错措辞"),
     "fixed.note": (
         "Note: {detail}; this cause is unlikely unless the fix was reverted.",
@@ -230,6 +242,11 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "env.cuda_device_order": ("CUDA_DEVICE_ORDER", "CUDA_DEVICE_ORDER"),
     "env.os": ("the operating system", "操作系统"),
     "env.device.mps": ("an Apple MPS device", "Apple MPS 设备"),
+    "gpu_memory.is": ("the smallest GPU has {value} of memory", "显存最小的 GPU 有 {value}"),
+    "gpu_memory.absent": (
+        "the GPU memory size is not in the input (this cause needs {expected})",
+        "输入里没有 GPU 显存大小（这个原因要求 {expected}）",
+    ),
     "decider.config": ("your {title} config: `--config FILE`", "你的 {title} 配置：`--config 文件`"),
     "decider.deepspeed-config": (
         "your DeepSpeed config: `--config ds_config.json`",
@@ -269,6 +286,11 @@ def t(key: str, lang: str, **values: object) -> str:
 
 def has(key: str) -> bool:
     return key in _STRINGS
+
+
+def strings() -> Mapping[str, tuple[str, str]]:
+    """Every fixed string, ``key -> (en, zh)``, read-only (tests check that both languages say each one)."""
+    return MappingProxyType(_STRINGS)
 
 
 def default_lang(environ: Mapping[str, str] | None = None) -> str:

@@ -38,23 +38,31 @@ from .evidence import Evidence, Outcome, Reason
 from .explain import check, explain, explain_incident
 from .facts import Input
 from .incident import Incident, build_incident
-from .result import Decider, Match, Report
+from .observation import FrameSeen, Observation, Origin, Place, TextSeen, ValueSeen
+from .result import Confidence, Decider, Match, Report
 
 __all__ = [
     "Catalog",
+    "Confidence",
     "Config",
     "ConfigError",
     "Decider",
     "EntryError",
     "Evidence",
+    "FrameSeen",
     "Incident",
     "Input",
     "KBEntry",
     "Match",
+    "Observation",
+    "Origin",
     "Outcome",
+    "Place",
     "Reason",
     "Report",
     "Text",
+    "TextSeen",
+    "ValueSeen",
     "build_incident",
     "check",
     "explain",

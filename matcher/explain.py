@@ -1,13 +1,13 @@
 """The pipeline in one place: text -> Incident -> scored matches -> Report.
 
 This is the public entry point for scripts and editors (``from dtypefix.matcher import explain``). It reads no
-files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+input files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+The one thing it reads is the knowledge base (and its cache) when no :class:`Catalog` is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from .catalog import Catalog, default_cache_dir, load_catalog
@@ -70,9 +70,6 @@ def _words(incident: Incident) -> set[str]:
 def explain_incident(incident: Incident, catalog: Catalog, top: int | None = None) -> Report:
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
-    if incident.error_line_missing:
-        # Proposed from the frames (and a raise shown in them) without the error itself: low at most.
-        matches = [replace(m, confidence="low") for m in matches]
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope)

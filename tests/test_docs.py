@@ -24,6 +24,22 @@ def test_generated_kb_docs_are_current(catalog) -> None:
     assert stale == [], "docs/kb is stale: run `dtypefix docs` and commit the result"
 
 
+def test_generated_schema_and_docs_are_current() -> None:
+    """kb/schema.json's match block, docs/json-output.schema.json and the generated blocks of the docs come from
+    the registries (cli/generated.py); a kind or a JSON field added without `dtypefix docs` fails here."""
+    from dtypefix.cli.generated import generated_files
+
+    files = generated_files(ROOT)
+    assert set(files) == {
+        "kb/schema.json",
+        "docs/json-output.schema.json",
+        "docs/entry-format.md",
+        "docs/json-output.md",
+    }
+    stale = [name for name, text in files.items() if (ROOT / name).read_text(encoding="utf-8") != text]
+    assert stale == [], f"{stale} stale: run `dtypefix docs` and commit the result"
+
+
 def test_every_command_is_registered() -> None:
     main(["--help"])  # registers the commands
     assert sorted(c.name or c.callback.__name__ for c in app.registered_commands) == sorted(COMMANDS)

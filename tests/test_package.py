@@ -31,7 +31,7 @@ def test_wheel_contains_every_module_and_kb_file(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = set()
     for folder, package in (("matcher", "dtypefix/matcher"), ("kbtools", "dtypefix/kbtools"), ("cli", "dtypefix/cli")):
-        expected |= {f"{package}/{p.relative_to(ROOT / folder).as_posix()}" for p in (ROOT / folder).glob("*.py")}
+        expected |= {f"{package}/{p.relative_to(ROOT / folder).as_posix()}" for p in (ROOT / folder).rglob("*.py")}
     kb = ROOT / "kb"
     expected |= {
         f"dtypefix/kb/{p.relative_to(kb).as_posix()}"
