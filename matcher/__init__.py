@@ -38,7 +38,7 @@ from .evidence import Evidence, Outcome, Reason
 from .explain import check, explain, explain_incident
 from .facts import Input
 from .incident import Incident, build_incident
-from .observation import FrameSeen, Observation, Origin, Place, TextSeen, ValueSeen
+from .observation import FrameSeen, Note, Observation, Origin, Place, TextSeen, ValueSeen
 from .result import Confidence, Decider, Match, Report
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "Input",
     "KBEntry",
     "Match",
+    "Note",
     "Observation",
     "Origin",
     "Outcome",
