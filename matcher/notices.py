@@ -21,10 +21,9 @@ __all__ = ["notices_only"]
 _NOTICE = lazy_regex(r"\b(?:Future|Deprecation|PendingDeprecation)Warning\b")
 
 
-def _notice_lines(text: str) -> tuple[set[int], int]:
+def _notice_lines(lines: list[str]) -> tuple[set[int], int]:
     """Indexes of the deprecation-warning lines and of the source line Python prints under each; and how many other
     non-empty lines there are."""
-    lines = text.splitlines()
     notices: set[int] = set()
     for index, line in enumerate(lines):
         if _NOTICE.search(line):
@@ -35,9 +34,8 @@ def _notice_lines(text: str) -> tuple[set[int], int]:
     return notices, others
 
 
-def _anchored_on_a_notice(match: Match, text: str, notices: set[int]) -> bool:
+def _anchored_on_a_notice(match: Match, lines: list[str], notices: set[int]) -> bool:
     """Whether the match's anchor is text read in the log (no exception) that lies on a deprecation-warning line."""
-    lines = text.splitlines()
     for evidence in match.evidence:
         if evidence.kind != "error" or evidence.outcome is not Outcome.HELD:
             continue
@@ -54,7 +52,8 @@ def notices_only(incident: Incident, matches: Sequence[Match]) -> bool:
     every match stands only on such a notice: the run is healthy and gets no answer."""
     if not matches or any(exc_type for exc_type, _ in incident.exceptions):
         return False  # an exception was raised: something failed (a short paste's untyped lines name none)
-    notices, others = _notice_lines(incident.text)
+    lines = incident.text.splitlines()
+    notices, others = _notice_lines(lines)
     if not notices or not others:
         return False  # no notice, or the notice is all the input: a question about it
-    return all(_anchored_on_a_notice(match, incident.text, notices) for match in matches)
+    return all(_anchored_on_a_notice(match, lines, notices) for match in matches)
