@@ -79,7 +79,13 @@ def _report_document(report: Report, lang: str, top: int, command: str, details:
 
 @app.command()
 def explain(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -443,7 +449,13 @@ def run(
 
 @app.command()
 def report(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,

@@ -330,5 +330,5 @@ def decider_words(key: str, lang: str) -> str:
     """The input that would settle an unknown, as a hint; a tool's config falls back to its namespace's title."""
     if has(f"decider.{key}"):
         return t(f"decider.{key}", lang)
-    namespace = NAMESPACES.get(key.removesuffix("-config"))
+    namespace = next((ns for ns in NAMESPACES.values() if ns.decider == key), None)
     return t("decider.config", lang, title=namespace.title if namespace is not None else key)

@@ -10,7 +10,7 @@ Errors (the matcher never lets anything else escape for bad *input*; these are f
     ValueError
     ├── ConfigError   a config that cannot be read (configs.py); explain() turns it into a note on the Incident
     ├── EntryError    a KB entry that cannot be used: path, field, problem (and line); raised where the YAML
-    │                 becomes conditions (conditions.py, entry.py, catalog.py); load_catalog() collects these as
+    │                 becomes conditions (conditions/, entry.py, catalog.py); load_catalog() collects these as
     │                 Catalog.problems, lint reports them as file:line: field: problem
     └── PatternError  a KB regex that RE2 refuses (regex.py); surfaces as an EntryError
 
