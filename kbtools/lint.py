@@ -2,8 +2,9 @@
 
 Explaining forgives a broken entry; lint does not. Each problem names ``file:line`` so a contributor can jump
 to it. The checks: schema, RE2-safe patterns, both languages really present, well-formed references, unique
-ids that the ledger (``kb/ids.txt``) says were never given to another slug, canonical formatting, and the
-entry's own examples ranking it first while its counter-examples do not.
+ids that the ledger (``kb/ids.txt``) says were never given to another slug, canonical formatting, version
+bounds that cite their source (``bounds.py``), proof records that establish what the entry states (``proofs.py``), and
+the entry's own examples ranking it first while its counter-examples do not.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from dtypefix.matcher.result import Match
 
 from .bounds import bound_problems
 from .canonical import canonical_text
+from .census import census_dir, load_census
 from .ids import read_ledger
+from .proofs import load_proofs, proof_problems, proofs_dir
 
 __all__ = [
     "LintProblem",
@@ -278,11 +281,31 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     return problems
 
 
+def _proof_problems(roots: set[Path], whole: set[Path], linted: dict[str, KBEntry]) -> list[LintProblem]:
+    """Proof records (``proofs/`` beside the KB) that contradict or do not establish the claim they back.
+
+    A record about an entry is checked when that entry is linted; census records when the whole KB is.
+    """
+    problems: list[LintProblem] = []
+    for root in sorted(roots):
+        census = load_census(census_dir(root)) if root in whole else []
+        for proof in load_proofs(proofs_dir(root)):
+            census_subject = proof.subject.startswith("census:")
+            if (census_subject and root not in whole) or (not census_subject and proof.subject not in linted):
+                continue
+            text = proof.path.read_text(encoding="utf-8")
+            line = _line_of(text, ["records", proof.index])
+            for problem in proof_problems(proof, linted, census):
+                problems.append(LintProblem(proof.path, line, f"{proof.subject} {proof.claim}: {problem}"))
+    return problems
+
+
 def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
     """Lint the entries under ``paths`` (files or KB folders) against ``catalog`` (the KB they live in)."""
     ledgers: dict[Path, dict[str, str]] = {}
     problems: list[LintProblem] = []
     seen_ids: dict[str, Path] = {}
+    linted: dict[str, KBEntry] = {}
     files: list[tuple[Path, str]] = []
     for root in paths:
         files.extend(entry_files(Path(root)))
@@ -307,6 +330,7 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
         elif other is not None and other.path.resolve() != path.resolve():
             problems.append(LintProblem(path, id_line, f"id {entry.id} is also used by {other.path}"))
         seen_ids[entry.id] = path
+        linted[entry.id] = entry
         root = path.parent.parent  # each KB (built-in or private) keeps its own ledger
         ledger = ledgers.setdefault(root, read_ledger(root))
         if ledger and entry.id in ledger and ledger[entry.id] != slug:
@@ -317,8 +341,10 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
             problems.append(LintProblem(path, id_line, f"id {entry.id} is not in kb/ids.txt: add `{entry.id} {slug}`"))
         if entry.is_active and entry.id in by_id:
             problems.extend(_examples(by_id[entry.id], text, catalog))
+    kb_roots = {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}
+    problems.extend(_proof_problems({p.parent.parent.resolve() for p, _ in files}, kb_roots, linted))
     present = {slug for _, slug in files}
-    for root in {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}:
+    for root in kb_roots:
         for entry_id, slug in read_ledger(root).items():
             if slug not in present:
                 message = f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"

@@ -13,6 +13,7 @@ from pathlib import Path
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
+from .notices import notices_only
 from .observation import Note
 from .prefilter import words_in
 from .result import Report
@@ -76,6 +77,8 @@ def _words(incident: Incident) -> set[str]:
 def explain_incident(incident: Incident, catalog: Catalog, top: int | None = None) -> Report:
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
+    if notices_only(incident, matches):
+        matches = []  # a healthy run's deprecation notices: nothing to explain (notices.py)
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope)
