@@ -24,7 +24,7 @@ __all__ = ["app", "main", "run"]
 def _register() -> None:
     # Commands live in their own modules; importing them registers them on ``app`` (defined in .options, which
     # they import: nothing imports this module back).
-    from . import commands  # noqa: F401
+    from . import commands, scan  # noqa: F401
 
 
 def _show_version(value: bool) -> None:

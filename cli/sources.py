@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .inputs import InputError, read_log
+from .inputs import read_log
 
 __all__ = ["DirectorySource", "FileSource", "LogSource", "StreamSource", "source_for"]
 
@@ -65,7 +65,9 @@ class DirectorySource:
         return self.path
 
     def read(self) -> str:
-        raise InputError(f"{self.path}: is a directory, not a file")
+        from .logfiles import read_log_dir  # imports .inputs, as this module does
+
+        return read_log_dir(self.path)
 
 
 def source_for(argument: str | None) -> LogSource:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .configs import Config, find_embedded
 from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
+from .observation import Note, Origin
 from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
 from .regex import lazy_regex
@@ -45,7 +46,8 @@ class Incident:
     configs: tuple[Config, ...]
     launch: LaunchFlags
     hardware: Hardware
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    """Configs that could not be read, shown to the user."""
     skipped_tracebacks: int = 0
     """Tracebacks counted but not read: the middle of a stream that printed more than :data:`MAX_TRACEBACKS`."""
     """Problems met while reading the input (an unreadable config), shown to the user."""
@@ -118,6 +120,19 @@ class Incident:
         return tuple(dict.fromkeys(frame for stack in self.stacks for frame in stack.frames))
 
     @functools.cached_property
+    def lowered_text(self) -> str:
+        """:attr:`text` in lower case: whether a pattern's keyword occurs at all is one C-level substring search,
+        so a pattern that cannot match the text is neither compiled nor run over it."""
+        return self.text.lower()
+
+    @functools.cached_property
+    def message_words(self) -> frozenset[str]:
+        """The lower-case words of every message in :attr:`exceptions` (see :func:`.prefilter.words_in`)."""
+        from .prefilter import words_in
+
+        return frozenset(words_in(message for _, message in self.exceptions))
+
+    @functools.cached_property
     def message_index(self) -> tuple[str, tuple[int, ...]]:
         """The messages of :attr:`exceptions` joined by a separator no message holds, and where each starts.
 
@@ -186,11 +201,14 @@ def build_incident(
     *,
     freeze: Iterable[str] = (),
     configs: Iterable[Config] = (),
-    notes: Iterable[str] = (),
+    notes: Iterable[Note] = (),
+    environment: str = "",
 ) -> Incident:
     """Parse ``text`` (and any attached freeze texts and configs) into an :class:`Incident`.
 
     Explicitly given configs and freeze files come first, so they win over what is found pasted in the log.
+    ``environment`` is the running interpreter's packages (``--this-env``, ``run``) as freeze lines: after the
+    freeze files, before what the log shows, and marked as such (origin ``environment``).
     """
     source = from_text(text)
     stacks: list[Stack] = []
@@ -212,6 +230,8 @@ def build_incident(
     for extra in freeze:
         for name, version in parse_versions(extra).items():
             packages.setdefault(name, version)
+    for name, version in parse_versions(environment).items():
+        packages.setdefault(name, replace(version, origin=Origin.ENVIRONMENT.value))
     scan = _scan_region(source.text)
     for name, version in parse_versions(scan).items():
         packages.setdefault(name, version)

@@ -10,7 +10,7 @@ from dtypefix.cli.app import app, main
 from dtypefix.cli.docs import generate_docs, kb_pages, to_html_site
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ["explain", "run", "check", "search", "show", "new", "lint", "fmt", "docs", "report"]
+COMMANDS = ["explain", "run", "check", "search", "show", "new", "lint", "fmt", "docs", "report", "scan"]
 
 
 def test_generated_kb_docs_are_current(catalog) -> None:
