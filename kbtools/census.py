@@ -120,11 +120,13 @@ OUT_OF_SCOPE: dict[str, str] = {
     "install-or-build": "a missing extension, library, driver or build option",
     "api-misuse": "an argument of the wrong kind (device string, ordinal, stream, option name)",
     "complex-sparse-quantized": "complex, sparse or quantized-layout tensors, not a precision choice",
-    "internal": "an internal invariant or a runtime's own machinery (streams, events, graphs, profiler)",
+    "internal": "an internal invariant or a runtime's own machinery (streams, events, graphs, profiler, compiler IR)",
+    "platform": "a hardware or platform capability (GPU generation, CUDA version, SM count, interconnect), no dtype",
+    "offload-or-parallel-config": "an offload, sharding or parallel-layout setting, not where a tensor is",
 }
 
 _DTYPE_WORDS = re.compile(
-    r"(?i:\bdtypes?\b|scalar[ _]?type|bfloat16|\bbf16\b|float16|\bfp16\b|float8|\bfp8\w*|\bf8e\w+|float32|\bfp32\b"
+    r"(?i:\bdtypes?\b|scalar[ _]?type|'half'|bfloat16|\bbf16\b|float16|\bfp16\b|float8|\bfp8\w*|\bf8e\w+|float32|\bfp32\b"
     r"|\btf32\b|float64|\bfp64\b|\bfp4\b|mxfp\d|nvfp4|\bDT_[A-Z0-9_]+\b|\bprecision\b)|\bHalf\b|\bBFloat16\b|\bFloat8_\w+"
 )
 _DEVICE_WORDS = re.compile(r"(?i:\bdevices?\b|\bcuda\b|\bcpu\b|\bxpu\b|\bnpu\b|\bmps\b|\bhpu\b|\bmeta\b)")
@@ -132,21 +134,48 @@ _CHECK_WORDS = re.compile(
     r"(?i:\bmust\b|\bexpect(ed|s)?\b|\bshould\b|\brequires?\b|\brequired\b|not supported|unsupported|not implemented"
     r"|\bonly (supports?|works?|accepts?|allowed|available)\b|\bcannot\b|can't|\bcan not\b|\binvalid\b|mismatch"
     r"|(does|do|is|are)( not|n't) (support|match|allowed|compatible|implemented)|\bincompatible\b|\bunable\b"
-    r"|\bfailed\b|\bno kernel\b|\bnot (available|allowed)\b|\bneeds?\b|\bdisallowed\b|\bforbidden\b)"
+    r"|\bno kernel\b|\bnot (available|allowed)\b|\bneeds?\b|\bdisallowed\b|\bforbidden\b)"
 )
 # Out-of-scope rules, tried in order on messages that name no dtype or precision (device-only or neither).
 _OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("internal", re.compile(r"INTERNAL ASSERT|(?i:\bstreams?\b|\bevents?\b|graph capture|cuda ?graph|profil|\bnvtx\b)")),
+    (
+        "internal",
+        re.compile(r"INTERNAL ASSERT|(?i:\bstreams?\b|\bevents?\b|graph capture|cuda ?graph|profil|\bnvtx\b)"),
+    ),
     ("memory", re.compile(r"(?i:out of memory|\bOOM\b|\bmemory\b|\ballocat|pinned|\bpin_memory\b|\bipc\b)")),
-    ("install-or-build", re.compile(
-        r"(?i:compiled|\bbuilt?\b|\bbuild\b|install|\bimport|extension|\blibrary\b|\bdriver\b|\bnvcc\b|\bnvrtc\b|\.so\b"
-        r"|\bversion\b|\bruntime\b|not (found|loaded)|\bsymbol\b|\bcupti\b|\bcudnn\b|\bnccl\b|\bmpi\b)"
-    )),
-    ("api-misuse", re.compile(
-        r"(?i:device (string|ordinal|index|id|type at start)|device_(id|index|ids)\b|\bordinal\b|\bkwarg|argument"
-        r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bset_device\b|\bscheme\b)"
-    )),
-    ("shape", re.compile(r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\bstrides?\b|contiguous|\bnumel\b|\bndim\b|\blayout\b|\baligned\b)")),
+    (
+        "install-or-build",
+        re.compile(
+            r"(?i:compiled|\bbuilt?\b|\bbuild\b|install|\bimport|extension|\blibrary\b|\bdriver\b|\bnvcc\b|\bnvrtc\b|\.so\b"
+            r"|\bversion\b|\bruntime\b|not (found|loaded)|\bsymbol\b|\bcupti\b|\bcudnn\b|\bnccl\b|\bmpi\b)"
+        ),
+    ),
+    (
+        "api-misuse",
+        re.compile(
+            r"(?i:device (string|ordinal|index|id|type at start)|device_(id|index|ids)\b|\bordinal\b|\bkwarg|argument"
+            r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bset_device\b|\bscheme\b)"
+        ),
+    ),
+    (
+        "offload-or-parallel-config",
+        re.compile(
+            r"(?i:offload|\bshard|tensor.parallel|\btp_size\b|\bpipeline.parallel|\branks?\b|\bnodes?\b|\bworld.size\b)"
+        ),
+    ),
+    (
+        "platform",
+        re.compile(
+            r"(?i:compute capability|\bsm_?\d+|\bSMs?\b|cuda \d+\.\d+|\b(turing|volta|ampere|hopper|blackwell|ada)\b|\bgpu\b|nvswitch|nvlink"
+            r"|\barch\b|architecture|\bB[23]00\b|\bH[12]00\b|\bA100\b|\brocm\b|\bhip\b|triton|\bnot available\b)"
+        ),
+    ),
+    (
+        "shape",
+        re.compile(
+            r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\bstrides?\b|contiguous|\bnumel\b|\bndim\b|\blayout\b|\baligned\b)"
+        ),
+    ),
     ("index-range", re.compile(r"(?i:\bindex\b|out of (range|bounds)|\brange\b)")),
 )
 _COMPLEX = re.compile(r"(?i:\bcomplex\b|\bsparse\b|quantized tensor|\bqint|\bquint|\bmkldnn\b|\bnested tensor)")
@@ -175,11 +204,31 @@ class MinedRow:
         return f"{error}: {message}"
 
 
+_SHAPE = re.compile(
+    r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\brank-\d|\bstrides?\b|contiguous|\bnumel\b"
+    r"|\bndim\b|\bdivisible\b|\bdivide\b|\bmultiple of\b|\b\d+D\b|column-major|row-major|\baligned\b)"
+)
+# A message that names a precision only as a qualifier ("FP4 scale shape must be ...") is about the shape; one that
+# speaks of the dtype itself stays ours.
+_DTYPE_NOUN = re.compile(r"(?i:\bdtypes?\b|scalar.?types?|data.?types?|\bprecision\b|\btype\b|\bsame\b|\bmismatch)")
+_COMPILER_IR = re.compile(
+    r"&& \"|->get\w+\(|\bkLazy\b|failed to satisfy constraint|\bop attribute\b|\bop operand\b|\bop result\b|\bLLVM\b|\bMLIR\b"
+)
+
+
 def triage(template: str) -> str:
     """``in`` when a mined message is ours (a failed check about a dtype, a precision or a device placement),
     else the ``OUT_OF_SCOPE`` key that says why not."""
     if not _CHECK_WORDS.search(template):
         return "not-a-check"
+    if _COMPILER_IR.search(template) or "INTERNAL ASSERT" in template:
+        return "internal"
+    if re.search(
+        r"(?i:\bpip install\b|please install|\bnot installed\b|\bis not available\. please install)", template
+    ):
+        return "install-or-build"
+    if _SHAPE.search(template) and not _DTYPE_NOUN.search(template):
+        return "shape"
     if _COMPLEX.search(template) and not re.search(r"(?i:half|bfloat16|bf16|fp16|float16|fp8|float8)", template):
         return "complex-sparse-quantized"
     if _DTYPE_WORDS.search(template):

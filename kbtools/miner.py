@@ -34,8 +34,8 @@ __all__ = [
     "MinedMessage",
     "main",
     "mine_artifact",
-    "mine_manifest",
     "mine_cxx",
+    "mine_manifest",
     "mine_python",
     "mine_strings",
     "speaks_of_dtype_or_device",
@@ -127,7 +127,11 @@ def _template(node: ast.expr | None) -> str | None:
         return _PRINTF.sub("{}", left) if left is not None else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
         base = _template(node.func.value)
-        return re.sub(r"\{[^{}]*\}", lambda m: "{" + m.group(0)[1:-1].split(":")[0].split("!")[0] + "}", base) if base else None
+        return (
+            re.sub(r"\{[^{}]*\}", lambda m: "{" + m.group(0)[1:-1].split(":")[0].split("!")[0] + "}", base)
+            if base
+            else None
+        )
     if isinstance(node, ast.Lambda):
         return _template(node.body)
     if isinstance(node, ast.Call) and node.args:
@@ -159,10 +163,10 @@ def mine_python(source: str, path: str, library: str, version: str) -> list[Mine
     found: list[MinedMessage] = []
 
     def keep(node: ast.AST, kind: str, type_: str, message: ast.expr | None) -> None:
-        template = _template(message)
-        if template and speaks_of_dtype_or_device(template) and len(template.strip()) > 3:
+        template = _clean(_template(message) or "")
+        if len(template) > 3 and speaks_of_dtype_or_device(template):
             line = getattr(node, "lineno", 0)
-            found.append(MinedMessage(library, version, f"{path}:{line}", kind, type_, _clean(template)))
+            found.append(MinedMessage(library, version, f"{path}:{line}", kind, type_, template))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
@@ -175,7 +179,7 @@ def mine_python(source: str, path: str, library: str, version: str) -> list[Mine
                 keep(node, "check", "RuntimeError", node.args[1])
             elif name in _WARN_CALLS and node.args:
                 keep(node, "warn", "", node.args[0])
-    return found
+    return sorted(found, key=lambda m: int(m.site.rsplit(":", 1)[1]))
 
 
 def mine_cxx(source: str, path: str, library: str, version: str) -> list[MinedMessage]:
@@ -188,7 +192,7 @@ def mine_cxx(source: str, path: str, library: str, version: str) -> list[MinedMe
         if not literals:
             continue
         template = _clean(_PRINTF.sub("{}", "{}".join(lit.replace('\\"', '"') for lit in literals)))
-        if speaks_of_dtype_or_device(template) and _SENTENCE.search(template + " "):
+        if speaks_of_dtype_or_device(template) and _SENTENCE.search(template + " "):  # checked after trimming
             line = source.count("\n", 0, match.start()) + 1
             kind = "assert" if "ASSERT" in match.group(1) else "check"
             found.append(MinedMessage(library, version, f"{path}:{line}", kind, "", template))
@@ -209,7 +213,7 @@ def mine_strings(data: bytes, site: str, library: str, version: str) -> list[Min
         if not _SENTENCE.search(text) or not speaks_of_dtype_or_device(text) or _NOISE.search(text):
             continue
         template = _clean(_INTERNAL_AT.sub("INTERNAL ASSERT FAILED at {site}", _PRINTF.sub("{}", text)))
-        if template not in seen:
+        if template not in seen and speaks_of_dtype_or_device(template):
             seen.add(template)
             found.append(MinedMessage(library, version, site, "string", "", template))
     return found
@@ -245,7 +249,9 @@ def mine_artifact(artifact: Path, library: str, version: str) -> list[MinedMessa
     seen: set[tuple[str, str]] = set()
     for path, data in _members(artifact):
         parts = path.split("/")
-        if any(p in ("tests", "test", "testing", "benchmarks", "examples", "third_party", "3rdparty") for p in parts[:-1]):
+        if any(
+            p in ("tests", "test", "testing", "benchmarks", "examples", "third_party", "3rdparty") for p in parts[:-1]
+        ):
             continue
         if _NOT_THE_LIBRARY.search(path):
             continue
@@ -301,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="JSON-lines file to write (default: stdout)")
     parser.add_argument("--append", action="store_true", help="append to --out instead of replacing it")
     parser.add_argument("--manifest", type=Path, help="census/mined/sources.yaml: mine every artifact it lists")
-    parser.add_argument("--cache", type=Path, default=Path("."), help="folder the manifest's artifacts lie in")
+    parser.add_argument("--cache", type=Path, default=Path(), help="folder the manifest's artifacts lie in")
     args = parser.parse_args(argv)
     if args.manifest is not None:
         try:
