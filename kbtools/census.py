@@ -23,6 +23,7 @@ __all__ = [
     "load_census",
     "load_mined",
     "mined_recognised",
+    "mined_summary",
     "recognised_by",
     "template_regex",
     "triage",
@@ -288,3 +289,54 @@ def mined_recognised(row: MinedRow, catalog: Catalog) -> str | None:
     """The id of the entry that ranks first on an instantiated mined message, or None."""
     report = explain(row.text, catalog=catalog)
     return report.matches[0].entry.id if report.matches else None
+
+
+def mined_summary(mined: list[tuple[MinedRow, str | None]]) -> tuple[str, str]:
+    """The mined census as Markdown: a section for the census page (per library and version: mined, in scope,
+    recognised; out-of-scope reasons) and a page listing every in-scope message nothing recognises."""
+    by_release: dict[tuple[str, str], list[tuple[MinedRow, str | None]]] = {}
+    for row, top in mined:
+        by_release.setdefault((row.library, row.version), []).append((row, top))
+    in_scope = [(r, t) for r, t in mined if r.scope == "in"]
+    recognised = sum(1 for _, t in in_scope if t)
+    share = f"{100 * recognised / len(in_scope):.1f} %" if in_scope else "—"
+    section = [
+        "## Mined from the released code",
+        "",
+        f"`kbtools/miner.py` read {len(by_release)} releases (wheels, an sdist, tags; `census/mined/sources.yaml` "
+        f"says which, and why a library could not be read) and kept {len(mined)} raise sites, checks, asserts, "
+        f"warnings and compiled strings whose message speaks of a dtype, a precision or a device. {len(in_scope)} are "
+        f"in scope (a failed check about a dtype, a precision or a device placement); {recognised} of them "
+        f"({share}) get an answer when instantiated and explained; the rest are listed in "
+        "[census-mined.md](census-mined.md). Out of scope, by reason: "
+        + ", ".join(
+            f"{reason} {sum(1 for r, _ in mined if r.scope == reason)}"
+            for reason in OUT_OF_SCOPE
+            if any(r.scope == reason for r, _ in mined)
+        )
+        + " (reasons: "
+        + "; ".join(f"`{k}`: {v}" for k, v in OUT_OF_SCOPE.items())
+        + ").",
+        "",
+        "| library | version | mined | in scope | recognised | share |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for (library, version), rows in sorted(by_release.items()):
+        scoped = [t for r, t in rows if r.scope == "in"]
+        good = sum(1 for t in scoped if t)
+        pct = f"{100 * good / len(scoped):.1f} %" if scoped else "—"
+        section.append(f"| {library} | {version} | {len(rows)} | {len(scoped)} | {good} | {pct} |")
+    missed = [
+        "# Mined messages not yet recognised",
+        "",
+        'In-scope messages of `census/mined/` that meet "no known cause" when instantiated '
+        "(`kbtools/census.py`, `instantiate`). Each is a wording for an entry to learn.",
+        "",
+        "| library | version | site | message |",
+        "| --- | --- | --- | --- |",
+    ]
+    for row, top in in_scope:
+        if not top:
+            text = row.text[:200].replace("|", "\\|").replace("`", "'")
+            missed.append(f"| {row.library} | {row.version} | {row.site.replace('|', '/')} | `{text}` |")
+    return "\n".join(section) + "\n", "\n".join(missed) + "\n"
