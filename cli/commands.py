@@ -12,23 +12,26 @@ import typer
 from dtypefix.matcher.configs import Config
 from dtypefix.matcher.explain import check as check_settings
 from dtypefix.matcher.explain import explain_incident, incident_from
+from dtypefix.matcher.observation import Note
 from dtypefix.matcher.result import Report
 
-from .app import (
+from .failure import say_failure
+from .formats import Document, emit
+from .inputs import InputError, read_config, read_text_file, this_env_freeze
+from .json_output import entry_json, report_json, search_json
+from .markdown import format_check, format_entry, format_report, format_search
+from .options import (
     ConfigOption,
     FormatOption,
     FreezeOption,
     KbOption,
     LangOption,
     ThisEnvOption,
-    _lang,
     app,
     catalog_for,
+    lang_of,
 )
-from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
-from .json_output import entry_json, report_json, search_json
-from .markdown import format_check, format_entry, format_report, format_search
-from .render import OutputFormat, emit
+from .sources import source_for
 
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 DetailsOption = Annotated[
@@ -59,26 +62,30 @@ def _explain_input(
     file: str | None, freeze: list[str] | None, config: list[str] | None, this_env: bool, kb: list[Path] | None
 ) -> tuple[Report, _Attachments]:
     """The shared start of ``explain`` and ``report``: read the log and attachments, score against the KB."""
-    text = read_log(file)
+    text = source_for(file).read()
     attached = _attachments(freeze, config, this_env)
     incident = incident_from(text, freeze=attached.freeze, configs=attached.configs)
     return explain_incident(incident, catalog_for(kb)), attached
 
 
-def _emit_report(
-    report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str, details: bool = False
-) -> None:
+def _report_document(report: Report, lang: str, top: int, command: str, details: bool = False) -> Document:
     def markdown() -> str:
         if command == "check":
             return format_check(report, lang, details)
         return format_report(report, lang, top, details)
 
-    emit(fmt, sys.stdout, markdown=markdown, data=lambda: report_json(report, command))
+    return Document(markdown, lambda: report_json(report, command), report, lang)
 
 
 @app.command()
 def explain(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -96,7 +103,7 @@ def explain(
     Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
     """
     report, _ = _explain_input(file, freeze, config, this_env, kb)
-    _emit_report(report, fmt, _lang(lang), top, "explain", details)
+    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), top, "explain", details))
     return 0 if report.found else 1
 
 
@@ -115,7 +122,7 @@ def show(
     entry = catalog.get(entry_id)
     if entry is None:
         raise InputError(f"no entry {entry_id!r}; try: dtypefix search {entry_id}")
-    emit(fmt, sys.stdout, markdown=lambda: format_entry(entry, _lang(lang)), data=lambda: entry_json(entry))
+    emit(fmt, sys.stdout, Document(lambda: format_entry(entry, lang_of(lang)), lambda: entry_json(entry)))
     return 0
 
 
@@ -142,7 +149,7 @@ def check(
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
     attached = _attachments(freeze, config, this_env)
     report = check_settings(freeze=attached.freeze, configs=attached.configs, flags=flags, catalog=catalog_for(kb))
-    _emit_report(report, fmt, _lang(lang), 0, "check", details)
+    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), 0, "check", details))
     return 1 if report.found else 0
 
 
@@ -251,8 +258,8 @@ def search(
     if not query.strip():
         raise InputError("empty query")
     hits = run_search(catalog_for(kb).entries, query, limit=limit)
-    one = _lang(lang)
-    emit(fmt, sys.stdout, markdown=lambda: format_search(hits, query, one), data=lambda: search_json(hits, query))
+    one = lang_of(lang)
+    emit(fmt, sys.stdout, Document(lambda: format_search(hits, query, one), lambda: search_json(hits, query)))
     return 0 if hits else 1
 
 
@@ -312,7 +319,9 @@ def _local_kb() -> Path:
 @app.command()
 def docs(
     out: Annotated[Path, typer.Option("--out", help="Where the Markdown pages go.")] = Path("docs/kb"),
-    check_only: Annotated[bool, typer.Option("--check", help="Exit 1 when docs/kb is stale, writing nothing.")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when docs/kb or a generated schema is stale, writing nothing.")
+    ] = False,
     html: Annotated[
         Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")
     ] = None,
@@ -321,19 +330,25 @@ def docs(
         typer.Option("--kb", help="Also publish this private KB folder (DTYPEFIX_KB is never published by itself)."),
     ] = None,
 ) -> int:
-    """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/.
+    """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/, and
+    in a checkout the files generated from the registries (kb/schema.json's match block, the JSON output schema).
 
     Example: dtypefix docs --check
     """
-    from dtypefix.matcher.catalog import load_catalog
+    from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 
     from .docs import is_generated, kb_pages, to_html_site
+    from .generated import generated_files
 
     # Only the built-in KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
     pages = kb_pages(load_catalog(kb or [], cache_dir=None))
     stale = sorted(
         p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
     )
+    # The schema and docs generated from the registries, in a checkout (an installed package has no docs/).
+    root = builtin_kb_dir().parent
+    files = generated_files(root)
+    stale_files = sorted(name for name, text in files.items() if (root / name).read_text(encoding="utf-8") != text)
     # Only pages this command generated (they carry its header) are ever removed; other Markdown is left alone.
     extra = (
         sorted(
@@ -347,7 +362,9 @@ def docs(
     if check_only:
         for name in stale + extra:
             typer.echo(f"{out / name}: stale")
-        if stale or extra:
+        for name in stale_files:
+            typer.echo(f"{root / name}: stale")
+        if stale or extra or stale_files:
             typer.echo(f"dtypefix docs: {out} is stale; run `dtypefix docs` and commit the result", err=True)
             return 1
         typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from the KB in use)", err=True)
@@ -358,30 +375,33 @@ def docs(
         target = out / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(pages[name], encoding="utf-8")
+    for name in stale_files:
+        (root / name).write_text(files[name], encoding="utf-8")
     if html is not None:
         for name, text in to_html_site(pages).items():
             target = html / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-    typer.echo(f"dtypefix docs: {len(stale)} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
+    written = len(stale) + len(stale_files)
+    typer.echo(f"dtypefix docs: {written} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
     return 0
 
 
-def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[Note]]:
     """Config files a launch command names (``--deepspeed ds.json``, ``--config_file acc.yaml``), as (name, text)."""
     import shlex
 
     from dtypefix.matcher.flags import parse_flags
 
     found: list[tuple[str, str]] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for name in parse_flags("python " + shlex.join(command)).files:
         path = Path(name)
         if path.is_file():
             try:
                 found.append((path.name, read_text_file(name, "config")))
             except InputError as exc:  # a 600 MB --train_file.json or a binary: a note, not a crash
-                notes.append(str(exc))
+                notes.append(Note(name, str(exc).removeprefix(f"config {name}: ")))
     return found, notes
 
 
@@ -421,22 +441,21 @@ def run(
         report = explain_incident(incident, catalog_for(kb))
         if report.found:
             sys.stderr.write("\n")
-            emit(
-                fmt,
-                sys.stderr,
-                markdown=lambda: format_report(report, _lang(lang), top, details),
-                data=lambda: report_json(report, "run"),
-            )
+            emit(fmt, sys.stderr, _report_document(report, lang_of(lang), top, "run", details))
     except Exception as exc:
-        from .app import _say_failure
-
-        _say_failure(exc)
+        say_failure(exc)
     return result.returncode
 
 
 @app.command()
 def report(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -454,5 +473,5 @@ def report(
 
     result, attached = _explain_input(file, freeze, config, this_env, kb)
     data = report_data(result, attached.config_texts)
-    emit(fmt, sys.stdout, markdown=lambda: format_bug_report(data), data=lambda: data)
+    emit(fmt, sys.stdout, Document(lambda: format_bug_report(data), lambda: data))
     return 0

@@ -7,13 +7,16 @@ and the docs pages use the same entry sections, so what is tested here is what e
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
+from dtypefix.matcher.observation import Place, TextSeen
+from dtypefix.matcher.score import deciding, open_questions
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import code_span, decider_words, describe, readable
+from .evidence_words import code_span, decider_words, describe, note_words, place_words, readable, seen_words
 from .i18n import t
 
 if TYPE_CHECKING:
@@ -30,7 +33,7 @@ __all__ = [
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_MARK = {"held": "✔", "failed": "✘", "unknown": "?"}
+_MARK = MappingProxyType({Outcome.HELD: "✔", Outcome.FAILED: "✘", Outcome.UNKNOWN: "?"})
 
 
 def fill(text: str, groups: dict[str, str] | None) -> str:
@@ -87,6 +90,9 @@ def _what_was_read(incident: Incident, lang: str) -> str:
     if frames and incident.error_line_missing:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
         return f"{shape}{t('semicolon', lang)}{t('read.error_line_missing', lang)}"
+    if frames and incident.skipped_tracebacks:
+        shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
+        return f"{shape}{t('semicolon', lang)}{t('read.skipped_tracebacks', lang, n=incident.skipped_tracebacks)}"
     if frames:
         return t("read.traceback", lang, frames=frames, n=len(incident.stacks))
     if incident.stacks or incident.error_lines:
@@ -106,7 +112,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
     if incident.configs:
         parts.append(
             f"{t('configs', lang)}{t('colon.inline', lang)}"
-            + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
+            + ", ".join(f"{place_words(Place.of_config(c.origin), lang)} ({c.kind})" for c in incident.configs)
         )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
@@ -122,7 +128,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
 
 
 def _evidence_line(item: Evidence, lang: str) -> str:
-    line = f"- {_MARK[item.outcome.value]} {describe(item, lang)}"
+    line = f"- {_MARK[item.outcome]} {describe(item, lang)}"
     if item.decider is not None:
         line += f" ({t('decide.by', lang)}: {decider_words(item.decider, lang)})"
     return line
@@ -160,22 +166,10 @@ def _paren(text: str, lang: str) -> str:
 
 def _confidence_line(match: Match, lang: str) -> str:
     """Confidence in words, with what it means; the raw score is for JSON only."""
-    key = "conf.family" if match.entry.is_family else f"conf.{match.confidence}"
+    key = "conf.family" if match.entry.is_family else f"conf.{match.confidence.value}"
     if key in ("conf.medium", "conf.low") and not any(e.outcome is Outcome.UNKNOWN for e in match.evidence):
         key += ".complete"  # no input left to ask for: do not point at one
-    return f"**{t(match.confidence + '.confidence', lang)}** — {t(key, lang)}"
-
-
-def _deciding(match: Match, limit: int = 3) -> list[Evidence]:
-    """The few pieces of evidence that decided the answer: what held, heaviest first, then what counts against
-    it, then the unknowns worth settling. The error itself is shown apart."""
-
-    def rank(item: Evidence) -> tuple[int, float]:
-        order = {Outcome.HELD: 0, Outcome.FAILED: 1, Outcome.UNKNOWN: 2}[item.outcome]
-        return order, -item.weight
-
-    others = [e for e in match.evidence if e.kind != "error" and (e.outcome is not Outcome.UNKNOWN or e.weight >= 1.5)]
-    return sorted(others, key=rank)[:limit]
+    return f"**{t(match.confidence.value + '.confidence', lang)}** — {t(key, lang)}"
 
 
 def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> list[str]:
@@ -184,15 +178,15 @@ def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> lis
     h = "#" * level
     lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang), ""]
     error = _error_line(incident) or next(
-        (code_span(e.observed) for e in match.evidence if e.kind == "error" and e.observed), ""
+        (code_span(seen_words(e.observed)) for e in match.evidence if isinstance(e.observed, TextSeen)), ""
     )
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
     if match.fixed is not None:
         lines += [f"> {t('fixed.note', lang, detail=describe(match.fixed, lang))}", ""]
-    deciding = _deciding(match)
-    if deciding:
-        lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in deciding), ""]
+    shown = deciding(match)
+    if shown:
+        lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in shown), ""]
     if entry.fix:
         first = fill(entry.fix[0].get(lang), match.groups)
         lines += [f"{_label('fix', lang)} {first}", ""]
@@ -215,7 +209,9 @@ def _candidates(matches: tuple[Match, ...], lang: str) -> list[str]:
         return []
     lines = [_label("others", lang), ""]
     for m in matches:
-        lines.append(f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence + '.confidence', lang), lang)}")
+        lines.append(
+            f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence.value + '.confidence', lang), lang)}"
+        )
     return [*lines, ""]
 
 
@@ -254,7 +250,7 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]
         if incident.notes:
-            lines += [_label("input.notes", lang), "", *(f"- {n}" for n in incident.notes), ""]
+            lines += [_label("input.notes", lang), "", *(f"- {note_words(n, lang)}" for n in incident.notes), ""]
         if details:
             lines += _match_details(best, lang)
             for match in report.matches[1:top]:
@@ -287,9 +283,11 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
         lines += [" · ".join(meta), ""]
         lines += ["```text", *dict.fromkeys(readable(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
-            lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
+            shown = ", ".join(f"{k} `{v}`" for k, v in entry.affected.items())
+            lines += [f"{t('affected', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.fixed_in:
-            lines += ["fixed in: " + ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items()), ""]
+            shown = ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items())
+            lines += [f"{t('fixed_in', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.messages:
             lines += [f"**{t('wording', one)}**", "", *(f"- {m}" for m in entry.messages), ""]
         lines += entry_sections(entry, one, level=2)
@@ -307,7 +305,7 @@ def format_check(report: Report, lang: str = "en", details: bool = False) -> str
         else:
             lines += [f"# {t('heading.check.clean', one)}", ""]
         if report.incident.notes:
-            lines += [_label("input.notes", one), "", *(f"- {n}" for n in report.incident.notes), ""]
+            lines += [_label("input.notes", one), "", *(f"- {note_words(n, one)}" for n in report.incident.notes), ""]
         for match in report.matches:
             lines += _verdict(match, report.incident, one, level=2)
             if details:
@@ -315,9 +313,7 @@ def format_check(report: Report, lang: str = "en", details: bool = False) -> str
         if report.conditional:
             lines += [f"## {t('check.conditional', one)}", ""]
             for match in report.conditional:
-                unknown = [
-                    describe(e, one) for e in match.evidence if e.decider is not None and e.kind in ("package", "env")
-                ]
+                unknown = [describe(e, one) for e in open_questions(match)]
                 lines.append(f"- `{match.entry.id}` {match.entry.title.get(one)}: {'; '.join(unknown)}")
             lines.append("")
             lines += _deciders(report, one)

@@ -1,18 +1,19 @@
 """The pipeline in one place: text -> Incident -> scored matches -> Report.
 
 This is the public entry point for scripts and editors (``from dtypefix.matcher import explain``). It reads no
-files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+input files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+The one thing it reads is the knowledge base (and its cache) when no :class:`Catalog` is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
+from .observation import Note
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
@@ -30,7 +31,7 @@ ConfigInput = Config | str | tuple[str, str]
 
 
 def incident_from(
-    text: str, *, freeze: str | Sequence[str] = (), configs: Iterable[ConfigInput] = (), notes: Iterable[str] = ()
+    text: str, *, freeze: str | Sequence[str] = (), configs: Iterable[ConfigInput] = (), notes: Iterable[Note] = ()
 ) -> Incident:
     """The one path from raw inputs to an :class:`Incident`, for every command and the API.
 
@@ -43,9 +44,9 @@ def incident_from(
     return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems])
 
 
-def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
+def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[Note]]:
     parsed: list[Config] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for index, item in enumerate(configs):
         if isinstance(item, Config):
             parsed.append(item)
@@ -54,7 +55,7 @@ def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
         try:
             parsed.append(parse_config(text, origin))
         except ConfigError as exc:
-            notes.append(f"{origin}: {exc}")
+            notes.append(Note(origin, exc.problem, exc.line))
     return parsed, notes
 
 
@@ -70,9 +71,6 @@ def _words(incident: Incident) -> set[str]:
 def explain_incident(incident: Incident, catalog: Catalog, top: int | None = None) -> Report:
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
-    if incident.error_line_missing:
-        # Proposed from the frames (and a raise shown in them) without the error itself: low at most.
-        matches = [replace(m, confidence="low") for m in matches]
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope)

@@ -7,13 +7,25 @@ whether it held, failed or is unknown, what was found, and for unknowns the inpu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from .entry import KBEntry
 from .evidence import Evidence, Reason
 from .incident import Incident
 from .scope import OutOfScope
 
-__all__ = ["Decider", "Match", "Report"]
+__all__ = ["Confidence", "Decider", "Match", "Report"]
+
+
+class Confidence(str, Enum):
+    """How sure a match is (the thresholds are :mod:`.score`'s rules); the renderers word each one."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    def __str__(self) -> str:
+        return self.value  # f-strings and reports print "high", not "Confidence.HIGH", on every Python
 
 
 @dataclass(frozen=True)
@@ -22,8 +34,7 @@ class Match:
 
     entry: KBEntry
     score: float
-    confidence: str
-    """``high``, ``medium`` or ``low``."""
+    confidence: Confidence
     evidence: tuple[Evidence, ...]
     groups: dict[str, str] = field(default_factory=dict)
     """Named groups of the error pattern that matched, used to fill ``{{name}}`` in the entry's text."""

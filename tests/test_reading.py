@@ -265,3 +265,22 @@ def test_windows_are_bounded_and_the_first_errors_win(monkeypatch: pytest.Monkey
 def test_small_input_is_kept_whole() -> None:
     kept, dropped = _read_bounded(io.BytesIO(KOPA.encode()))
     assert kept == KOPA.encode() and not dropped
+
+
+def test_a_flood_of_tracebacks_reads_the_first_and_the_last_and_counts_the_middle() -> None:
+    """A loop that logs an exception and goes on: the cost is bounded, the real error (last) still decides."""
+    from dtypefix.matcher import explain
+    from dtypefix.matcher.incident import MAX_TRACEBACKS, build_incident
+
+    flood = 'Traceback (most recent call last):\n  File "train.py", line 7, in <module>\n    step()\nKeyError: {i}\n'
+    last = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    loss = model(x)\n'
+        "RuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::BFloat16\n"
+    )
+    count = MAX_TRACEBACKS + 500
+    text = "".join(flood.format(i=i) for i in range(count)) + last
+    incident = build_incident(text)
+    assert incident.skipped_tracebacks == count + 1 - MAX_TRACEBACKS
+    messages = [s.message for s in incident.stacks]
+    assert messages[0] == "0" and "mat1 and mat2" in messages[-1]
+    assert explain(text).matches[0].entry.id == "DTF001"
