@@ -168,7 +168,7 @@ _OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "platform",
         re.compile(
             r"(?i:compute capability|\bsm_?\d+|\bSMs?\b|cuda \d+\.\d+|\b(turing|volta|ampere|hopper|blackwell|ada)\b|\bgpu\b|nvswitch|nvlink"
-            r"|\barch\b|architecture|\bB[23]00\b|\bH[12]00\b|\bA100\b|\brocm\b|\bhip\b|triton|\bnot available\b)"
+            r"|\barch\b|architecture|environment without|\bneuron\b|multicast|\bB[23]00\b|\bH[12]00\b|\bA100\b|\brocm\b|\bhip\b|triton|\bnot available\b)"
         ),
     ),
     (
@@ -225,7 +225,9 @@ def triage(template: str) -> str:
     if _COMPILER_IR.search(template) or "INTERNAL ASSERT" in template:
         return "internal"
     if re.search(
-        r"(?i:\bpip install\b|please install|\bnot installed\b|\bis not available\. please install)", template
+        r"(?i:\bpip install\b|please install|\bnot installed\b|\bis not available\. please install|_HOME\b"
+        r"|unable to compile|include directory)",
+        template,
     ):
         return "install-or-build"
     if _SHAPE.search(template) and not _DTYPE_NOUN.search(template):

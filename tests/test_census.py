@@ -124,7 +124,7 @@ def test_triage_reasons() -> None:
 
 # Issue 21 asks for 100 %; the mined census is not there yet (docs/kb/census.md lists what is missed). The floor is the
 # measured figure: a change that loses a recognised message fails here; raise it as entries widen.
-MINED_RECOGNISED_FLOOR = 10808
+MINED_RECOGNISED_FLOOR = 10825
 
 
 def test_in_scope_mined_messages_are_recognised(catalog) -> None:
