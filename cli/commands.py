@@ -12,6 +12,7 @@ import typer
 from dtypefix.matcher.configs import Config
 from dtypefix.matcher.explain import check as check_settings
 from dtypefix.matcher.explain import explain_incident, incident_from
+from dtypefix.matcher.observation import Note
 from dtypefix.matcher.result import Report
 
 from .failure import say_failure
@@ -386,21 +387,21 @@ def docs(
     return 0
 
 
-def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[Note]]:
     """Config files a launch command names (``--deepspeed ds.json``, ``--config_file acc.yaml``), as (name, text)."""
     import shlex
 
     from dtypefix.matcher.flags import parse_flags
 
     found: list[tuple[str, str]] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for name in parse_flags("python " + shlex.join(command)).files:
         path = Path(name)
         if path.is_file():
             try:
                 found.append((path.name, read_text_file(name, "config")))
             except InputError as exc:  # a 600 MB --train_file.json or a binary: a note, not a crash
-                notes.append(str(exc))
+                notes.append(Note(name, str(exc).removeprefix(f"config {name}: ")))
     return found, notes
 
 

@@ -27,14 +27,14 @@ from dtypefix.matcher.conditions import (
     show,
 )
 from dtypefix.matcher.facts import NAMESPACES
-from dtypefix.matcher.observation import FrameSeen, Origin, Place, TextSeen, ValueSeen
+from dtypefix.matcher.observation import FrameSeen, Note, Origin, Place, TextSeen, ValueSeen
 
 from .i18n import has, t
 
-__all__ = ["code_span", "decider_words", "describe", "place_words", "readable", "seen_words", "worded"]
+__all__ = ["code_span", "decider_words", "describe", "note_words", "place_words", "readable", "seen_words", "worded"]
 
-_CLASS_ESCAPES = set("dswDSWbB")
-_QUANTIFIERS = set("*+?")
+_CLASS_ESCAPES = frozenset("dswDSWbB")
+_QUANTIFIERS = frozenset("*+?")
 
 
 def _group_end(pattern: str, start: int) -> int:
@@ -186,6 +186,12 @@ def place_words(where: Place | None, lang: str) -> str:
     return t(f"origin.{where.origin.name.lower()}", lang)
 
 
+def note_words(note: Note, lang: str) -> str:
+    """A config that could not be read, framed in ``lang``; the reason is the reader's own (English) words."""
+    where = f"{note.subject}:{note.line}" if note.line else note.subject
+    return t("note.unreadable", lang, subject=where, problem=note.problem)
+
+
 def seen_words(observed: object) -> str:
     """What the input showed, as text to quote (a value as JSON / YAML writes it)."""
     if isinstance(observed, ValueSeen):
@@ -324,5 +330,5 @@ def decider_words(key: str, lang: str) -> str:
     """The input that would settle an unknown, as a hint; a tool's config falls back to its namespace's title."""
     if has(f"decider.{key}"):
         return t(f"decider.{key}", lang)
-    namespace = NAMESPACES.get(key.removesuffix("-config"))
+    namespace = next((ns for ns in NAMESPACES.values() if ns.decider == key), None)
     return t("decider.config", lang, title=namespace.title if namespace is not None else key)

@@ -135,7 +135,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
             "streams": list(incident.streams),
             "error_line_missing": incident.error_line_missing,
         },
-        "notes": list(incident.notes),
+        "notes": [str(note) for note in incident.notes],
         "kb_problems": list(report.kb_problems),
     }
 

@@ -7,6 +7,7 @@ and the docs pages use the same entry sections, so what is tested here is what e
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
@@ -15,7 +16,7 @@ from dtypefix.matcher.observation import Place, TextSeen
 from dtypefix.matcher.score import deciding, open_questions
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import code_span, decider_words, describe, place_words, readable, seen_words
+from .evidence_words import code_span, decider_words, describe, note_words, place_words, readable, seen_words
 from .i18n import t
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_MARK = {"held": "✔", "failed": "✘", "unknown": "?"}
+_MARK = MappingProxyType({Outcome.HELD: "✔", Outcome.FAILED: "✘", Outcome.UNKNOWN: "?"})
 
 
 def fill(text: str, groups: dict[str, str] | None) -> str:
@@ -127,7 +128,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
 
 
 def _evidence_line(item: Evidence, lang: str) -> str:
-    line = f"- {_MARK[item.outcome.value]} {describe(item, lang)}"
+    line = f"- {_MARK[item.outcome]} {describe(item, lang)}"
     if item.decider is not None:
         line += f" ({t('decide.by', lang)}: {decider_words(item.decider, lang)})"
     return line
@@ -249,7 +250,7 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]
         if incident.notes:
-            lines += [_label("input.notes", lang), "", *(f"- {n}" for n in incident.notes), ""]
+            lines += [_label("input.notes", lang), "", *(f"- {note_words(n, lang)}" for n in incident.notes), ""]
         if details:
             lines += _match_details(best, lang)
             for match in report.matches[1:top]:
@@ -304,7 +305,7 @@ def format_check(report: Report, lang: str = "en", details: bool = False) -> str
         else:
             lines += [f"# {t('heading.check.clean', one)}", ""]
         if report.incident.notes:
-            lines += [_label("input.notes", one), "", *(f"- {n}" for n in report.incident.notes), ""]
+            lines += [_label("input.notes", one), "", *(f"- {note_words(n, one)}" for n in report.incident.notes), ""]
         for match in report.matches:
             lines += _verdict(match, report.incident, one, level=2)
             if details:

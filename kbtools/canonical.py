@@ -50,6 +50,7 @@ _ORDER = {
     ],
     "title": ["en", "zh"],
     "match": [*(kind.key for kind in KINDS), "exclude"],
+    "exclude": [kind.key for kind in KINDS],
     "explanation": ["cause", "fix", "does_not_help", "notes"],
     "condition": condition_fields(),
     "example": ["input", "configs", "freeze", "source", "note"],
@@ -109,9 +110,6 @@ def _ordered(value: Any, context: str | None) -> Any:
             sub = "plain"
         out[key] = _ordered(value[key], sub)
     return out
-
-
-_ORDER["exclude"] = _ORDER["match"]
 
 
 def canonical_text(data: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ import stat
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from .prefilter import choose_keywords, required_words
 
 __all__ = ["Catalog", "builtin_kb_dir", "default_cache_dir", "entry_files", "load_catalog", "read_entry_mapping"]
 
-_CACHE_FORMAT = 5
+_CACHE_FORMAT = 6
 _KEEP_CACHES = 8
 """How many cache generations (KB combinations) to keep; older ones are pruned when a new one is written."""
 _MAX_CACHE_BYTES = 64 << 20
@@ -74,7 +75,10 @@ class Catalog:
         if entry is None:
             try:
                 # Every record's mapping built without an error before it was kept (cached or just read).
-                entry = entry_from_mapping(self._load(record), Path(record["path"]), record["slug"], checked=True)
+                entry = _with_keywords(
+                    entry_from_mapping(self._load(record), Path(record["path"]), record["slug"], checked=True),
+                    record.get("pattern_keywords"),
+                )
             except (EntryError, KeyError, TypeError, ValueError, OSError) as exc:
                 # A cached mapping this code cannot use (another version's cache, a damaged file): skip the entry.
                 self.problems = (*self.problems, f"{record.get('path', '?')}: unusable cached entry: {exc}")
@@ -114,6 +118,20 @@ class Catalog:
     def checkable(self) -> tuple[KBEntry, ...]:
         """Active cause entries with config or environment conditions (what ``dtypefix check`` can test)."""
         return self._built_from(i for i, r in enumerate(self._records) if r["status"] == "active" and r["checkable"])
+
+
+def _with_keywords(entry: KBEntry, keywords: Any) -> KBEntry:
+    """``entry`` with each error pattern's keyword (the word the index chose for it; see :mod:`.prefilter`).
+
+    A pattern whose keyword no message holds cannot match a message, so the anchor skips it without compiling it:
+    most of a candidate's patterns are of that kind.
+    """
+    if not isinstance(keywords, list) or len(keywords) != len(entry.errors):
+        return entry
+    errors = tuple(
+        replace(e, keyword=k) if isinstance(k, str) else e for e, k in zip(entry.errors, keywords, strict=True)
+    )
+    return replace(entry, errors=errors)
 
 
 def keyword_index(records: list[dict[str, Any]]) -> dict[str, list[int]]:
@@ -291,7 +309,8 @@ def _choose_keywords(records: list[dict[str, Any]]) -> None:
     """Give every record one keyword per error pattern, the rarest across the KB (see :mod:`.prefilter`)."""
     chosen = iter(choose_keywords([words for record in records for words in record["words"]]))
     for record in records:
-        record["keywords"] = sorted({next(chosen) for _ in record.pop("words")})
+        record["pattern_keywords"] = [next(chosen) for _ in record.pop("words")]
+        record["keywords"] = sorted(set(record["pattern_keywords"]))
 
 
 def _read_files(files: list[tuple[str, str, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
@@ -384,7 +403,7 @@ def _write_atomically(folder: int, name: str, data: bytes) -> None:
         raise
 
 
-_ROW = ("file", "id", "status", "checkable", "offset", "length", "crc")
+_ROW = ("file", "id", "status", "checkable", "offset", "length", "crc", "pattern_keywords")
 """A cached record as a JSON array in this order: the path and slug come from the file list every start-up makes
 anyway (``file`` is a position in it), so the index a start-up parses stays small as the KB grows."""
 
@@ -462,7 +481,7 @@ def _read_own_file(folder: int, name: str) -> bytes | None:
         os.close(fd)
 
 
-_ROW_TYPES = (int, str, str, bool, int, int, int)
+_ROW_TYPES = (int, str, str, bool, int, int, int, list)
 
 
 def _records_from(

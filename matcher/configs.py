@@ -38,7 +38,7 @@ class Config:
     """One parsed config and what it is."""
 
     kind: str
-    """``deepspeed``, ``accelerate``, ``axolotl``, ``llamafactory`` or ``trainer``."""
+    """A namespace of :data:`.facts.NAMESPACES` that reads config files (``deepspeed``, ``torchtune`` ...)."""
     data: dict[str, Any] = field(repr=False)
     origin: str
     """A file name, or ``pasted`` when it was found inside the log."""

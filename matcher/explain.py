@@ -13,6 +13,7 @@ from pathlib import Path
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
+from .observation import Note
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
@@ -30,7 +31,7 @@ ConfigInput = Config | str | tuple[str, str]
 
 
 def incident_from(
-    text: str, *, freeze: str | Sequence[str] = (), configs: Iterable[ConfigInput] = (), notes: Iterable[str] = ()
+    text: str, *, freeze: str | Sequence[str] = (), configs: Iterable[ConfigInput] = (), notes: Iterable[Note] = ()
 ) -> Incident:
     """The one path from raw inputs to an :class:`Incident`, for every command and the API.
 
@@ -43,9 +44,9 @@ def incident_from(
     return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems])
 
 
-def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
+def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[Note]]:
     parsed: list[Config] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for index, item in enumerate(configs):
         if isinstance(item, Config):
             parsed.append(item)
@@ -54,7 +55,7 @@ def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
         try:
             parsed.append(parse_config(text, origin))
         except ConfigError as exc:
-            notes.append(f"{origin}: {exc}")
+            notes.append(Note(origin, exc.problem, exc.line))
     return parsed, notes
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from .configs import Config, find_embedded
 from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
+from .observation import Note
 from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
 from .regex import lazy_regex
@@ -45,7 +46,8 @@ class Incident:
     configs: tuple[Config, ...]
     launch: LaunchFlags
     hardware: Hardware
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    """Configs that could not be read, shown to the user."""
     skipped_tracebacks: int = 0
     """Tracebacks counted but not read: the middle of a stream that printed more than :data:`MAX_TRACEBACKS`."""
     """Problems met while reading the input (an unreadable config), shown to the user."""
@@ -118,6 +120,19 @@ class Incident:
         return tuple(dict.fromkeys(frame for stack in self.stacks for frame in stack.frames))
 
     @functools.cached_property
+    def lowered_text(self) -> str:
+        """:attr:`text` in lower case: whether a pattern's keyword occurs at all is one C-level substring search,
+        so a pattern that cannot match the text is neither compiled nor run over it."""
+        return self.text.lower()
+
+    @functools.cached_property
+    def message_words(self) -> frozenset[str]:
+        """The lower-case words of every message in :attr:`exceptions` (see :func:`.prefilter.words_in`)."""
+        from .prefilter import words_in
+
+        return frozenset(words_in(message for _, message in self.exceptions))
+
+    @functools.cached_property
     def message_index(self) -> tuple[str, tuple[int, ...]]:
         """The messages of :attr:`exceptions` joined by a separator no message holds, and where each starts.
 
@@ -186,7 +201,7 @@ def build_incident(
     *,
     freeze: Iterable[str] = (),
     configs: Iterable[Config] = (),
-    notes: Iterable[str] = (),
+    notes: Iterable[Note] = (),
 ) -> Incident:
     """Parse ``text`` (and any attached freeze texts and configs) into an :class:`Incident`.
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-__all__ = ["FrameSeen", "Observation", "Origin", "Place", "TextSeen", "ValueSeen"]
+__all__ = ["FrameSeen", "Note", "Observation", "Origin", "Place", "TextSeen", "ValueSeen"]
 
 
 class Origin(str, Enum):
@@ -93,3 +93,19 @@ class TextSeen:
 
 
 Observation = FrameSeen | ValueSeen | TextSeen
+
+
+@dataclass(frozen=True)
+class Note:
+    """A config that could not be read, shown with the answer (and failed by lint for an example)."""
+
+    subject: str
+    """The config's name as the user gave it (``ds_config.json``, ``config #1``)."""
+    problem: str
+    """The reader's reason, as :class:`~dtypefix.matcher.configs.ConfigError` words it (quoted by the renderers)."""
+    line: int = 0
+    """Where in the config, when known."""
+
+    def __str__(self) -> str:
+        where = f"{self.subject}:{self.line}" if self.line else self.subject
+        return f"{where}: {self.problem}"

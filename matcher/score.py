@@ -23,6 +23,7 @@ function with its own test (``tests/test_score_rules.py``), documented for contr
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from .conditions import Condition, ErrorCondition, ErrorHit, kind_named
 from .entry import KBEntry
@@ -116,7 +117,7 @@ def rank_key(match: Match) -> tuple[float, bool, str]:
     return (-match.score, match.entry.is_family, match.entry.id)
 
 
-def _role(kind: str, role: str) -> bool:
+def _role(kind: str, role: Literal["anchor", "checked", "decides", "asks"]) -> bool:
     """A flag of the kind whose evidence is ``kind`` (:class:`~.conditions.Kind`: anchor, checked, decides, asks)."""
     found = kind_named(kind)
     return found is not None and bool(getattr(found, role))

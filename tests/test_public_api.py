@@ -22,6 +22,7 @@ MATCHER_API = [
     "Input",
     "KBEntry",
     "Match",
+    "Note",
     "Observation",
     "Origin",
     "Outcome",

@@ -90,3 +90,29 @@ def test_chinese_check_output_has_no_english_words() -> None:
     report = check(configs=[("ds.json", config)], flags="--bf16 True", catalog=_CATALOG)
     text = format_check(report, "zh", details=True)
     assert report.matches and not _leaks(text, report), _leaks(text, report)
+
+
+def test_an_unreadable_config_is_framed_in_chinese() -> None:
+    from dtypefix.matcher import explain
+
+    report = explain(
+        "RuntimeError: mat1 and mat2 must have the same dtype\n", configs=[("ds.json", "{not json")], catalog=_CATALOG
+    )
+    (note,) = report.incident.notes
+    assert note.subject == "ds.json" and str(note).startswith("ds.json")
+    zh = format_report(report, "zh")
+    assert "无法读取 ds.json" in zh and "- ds.json" not in zh
+    assert f"- {note}" in format_report(report, "en")  # English reads as before
+
+
+def test_chinese_entry_pages_have_no_english_words() -> None:
+    from dtypefix.cli.markdown import format_entry
+
+    for entry in _CATALOG.active:
+        text = format_entry(entry, "zh")
+        for own in [*_own_text(entry), *entry.messages]:  # the wording section quotes the messages as printed
+            text = text.replace(fill(own, None), " ")
+        text = _LINK.sub(" ", _CODE.sub(" ", text))
+        text = re.sub(r"```text\n.*?```", " ", text, flags=re.S)  # the error patterns, as a template
+        leaks = [f for f in _FRAGMENTS if re.search(rf"(?<![A-Za-z]){re.escape(f)}(?![A-Za-z])", text)]
+        assert not leaks, f"{entry.id}: {leaks}"

@@ -1,5 +1,5 @@
-"""What every condition kind shares: the error for an unusable entry, the kind record the registry holds, the
-shape a condition has, and the checks its YAML fields go through.
+"""What every condition kind shares: the error for an unusable entry, the kind record the registry holds, and the
+checks its YAML fields go through (the shape of a condition itself is :class:`~..evidence.Condition`).
 
 A kind is one module of this package; it builds a :class:`Kind` (its YAML key, how to parse one item, the JSON
 Schema of one item, whether ``check`` can use it) and the registry (:mod:`.`) lists it. Everything that depends on

@@ -49,6 +49,9 @@ class ErrorCondition:
     type_pattern: str = ""
     weight: float = 2.0
     required: bool = False
+    keyword: str = ""
+    """A whole word every match of ``message`` contains (lower case), as the catalog's keyword index chose it;
+    empty when none is known. No message without it can match, so :meth:`find` skips the messages then."""
     scan: Pattern | None = field(default=None, compare=False)
     """The pattern for a scan over the joined messages (``Incident.message_index``): with ``^`` and ``$`` at every
     line, so its first match lies in or before the first message that matches on its own (a match across a
@@ -88,7 +91,9 @@ class ErrorCondition:
         """
         exceptions = incident.exceptions
         skip = 0
-        if self.scan is not None:
+        if self.keyword and self.keyword not in incident.message_words:
+            skip = len(exceptions)  # no message holds the word every match needs: nothing to compile or search
+        elif self.scan is not None:
             # One scan skips the exceptions before the first place the pattern matches at all (a flood of 100k
             # distinct tracebacks then costs one search, not one per exception).
             joined, starts = incident.message_index
@@ -104,7 +109,7 @@ class ErrorCondition:
                 first = message.splitlines()[0][:200] if message.strip() else ""
                 seen = TextSeen(f"{short}: {first}" if short else first)
                 return ErrorHit(_groups(found), seen, Place(Origin.TRACEBACK))
-        if self.type is None:
+        if self.type is None and (not self.keyword or self.keyword in incident.lowered_text):
             found = self.message.search(incident.text)
             if found and (not incident.has_own_exception or _continues_an_exception(found.group(0), incident)):
                 return ErrorHit(_groups(found), TextSeen(found.group(0)[:200]), Place(Origin.LOG))
