@@ -150,9 +150,10 @@ def _census_page(census: list[tuple[CensusRow, str | None]], kinds: dict[str, st
     return "\n".join(lines) + "\n"
 
 
-def kb_pages(catalog: Catalog) -> dict[str, str]:
-    """The pages for ``catalog``, with the census page when a census sits beside the KB (a checkout)."""
-    rows = load_census(census_dir(builtin_kb_dir()))
+def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
+    """The pages for ``catalog``, with the census page when a census sits beside ``kb_dir`` (a checkout; the
+    package's own ``kb/`` when not given)."""
+    rows = load_census(census_dir(kb_dir or builtin_kb_dir()))
     census = [(row, recognised_by(row, catalog)) for row in rows] if rows else None
     return generate_docs(catalog.entries, census)
 

@@ -68,6 +68,12 @@ def generated_files(root: Path) -> dict[str, str]:
     if schema_path.is_file():
         schema = json.loads(schema_path.read_text(encoding="utf-8"))
         schema["properties"]["match"] = match_schema()
+        # A fix step's `when` takes every kind but the error anchor, each written as in `match`.
+        step = schema["properties"]["explanation"]["properties"]["fix"]["items"]["properties"]
+        if "when" in step:
+            step["when"]["properties"] = {
+                k.key: {"$ref": f"#/properties/match/properties/{k.key}"} for k in KINDS if k.key != "errors"
+            }
         out["kb/schema.json"] = _json(schema)
     if (root / "docs").is_dir():
         out["docs/json-output.schema.json"] = _json(json_schema())

@@ -22,6 +22,8 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
         "error": ("Error", "报错"),
         "read": ("Read from the input", "从输入中读到"),
         "packages": ("packages", "包版本"),
+        "packages.no_stack": ("none of the training stack", "没有训练相关的包"),
+        "packages.more": (" (+{n} not shown)", "（另有 {n} 个未列出）"),
         "configs": ("configs", "配置"),
         "flags": ("launch flags", "启动参数"),
         "gpus": ("GPUs", "GPU"),
@@ -105,6 +107,22 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "only the message matches; the inputs below would decide.",
             "只有报错信息吻合；需要下面提到的输入才能判断。",
         ),
+        "conf.medium.unasked": (
+            "some of this cause's own evidence holds; the input does not show the rest.",
+            "这个原因的部分证据成立；其余的在输入里看不到。",
+        ),
+        "conf.low.unasked": (
+            "only the message matches; the input does not show the rest of this cause's evidence.",
+            "只有报错信息吻合；这个原因的其他证据在输入里看不到。",
+        ),
+        "conf.medium.all": (
+            "all of this cause's own evidence in the input holds, but there is not much of it.",
+            "输入里这个原因自身的证据全部成立，只是证据不多。",
+        ),
+        "conf.low.all": (
+            "the message matches and nothing in the input counts against this cause, but little speaks for it.",
+            "报错信息吻合，输入里也没有与这个原因相矛盾的内容，但支持它的证据很少。",
+        ),
         "conf.medium.complete": (
             "some of this cause's own evidence holds, some does not.",
             "这个原因的部分证据成立，另一部分不成立。",
@@ -163,6 +181,7 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
         "origin.config": ("config file", "配置文件"),
         "origin.pasted": ("pasted", "贴在日志里的配置"),
         "origin.freeze": ("read from a pip freeze / requirements line", "来自 pip freeze / requirements 行"),
+        "origin.environment": ("in this environment", "当前环境"),
         "origin.table": ("read from a pip or conda list", "来自 pip / conda list 列表"),
         "origin.labelled": ("read from an environment report", "来自环境信息"),
         "origin.banner": ("read from DeepSpeed's start-up log", "来自 DeepSpeed 启动日志"),
@@ -185,10 +204,9 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
         "others": ("Also possible", "其他可能"),
         "decide": ("To decide between the candidates, add", "要在候选原因之间做出判断，请补充"),
         "none.body": (
-            "dtypefix found {what} but no entry of its knowledge base matches it.",
-            "dtypefix 读到了{what}，但知识库里没有条目与之匹配。",
+            "No entry of dtypefix's knowledge base matches this error.",
+            "dtypefix 的知识库里没有条目与这个报错匹配。",
         ),
-        "none.error": ("the error `{error}`", "报错 `{error}`"),
         "none.noerror": (
             "dtypefix found no Python exception or error line in the {lines} line(s) of the input.",
             "dtypefix 在输入的 {lines} 行里没有找到任何 Python 异常或报错行。",
@@ -206,6 +224,12 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
         "column.title": ("title", "标题"),
         "column.field": ("field", "匹配字段"),
         "search.none": ("No entry matches {query!r}.", "没有条目匹配 {query!r}。"),
+        "field.id": ("id", "编号"),
+        "field.title": ("title", "标题"),
+        "field.message": ("message", "报错"),
+        "field.tag": ("tag", "标签"),
+        "field.package": ("package", "包"),
+        "field.text": ("text", "正文"),
         "check.intro": ("Known failures these settings lead to:", "这些配置已知会导致以下失败："),
         # Evidence in words (cli/evidence_words.py). {source} is where a value was read; {expected} the condition.
         "or.join": (" or ", " 或 "),

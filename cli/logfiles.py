@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from dtypefix.matcher.logdir import LogDir, find_logdirs, is_attempt_folder, join_ranks
 from dtypefix.matcher.source import decode
 
-from .inputs import TAIL_BYTES, InputError, _looks_binary, _reading
+from .input_errors import TAIL_BYTES, InputError, looks_binary, reading
 from .keep import Keeper
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class _Replay:
 def read_bytes(path: Path, tail: int = TAIL_BYTES) -> bytes:
     """What explaining needs of the file at ``path`` (:func:`keep_stream`); raises :class:`~.inputs.InputError`
     with the reason (missing, unreadable, a truncated or corrupt gzip stream)."""
-    with _reading(str(path)), path.open("rb") as raw:
+    with reading(str(path)), path.open("rb") as raw:
         return keep_stream(raw, str(path), tail)
 
 
@@ -144,13 +144,13 @@ def read_logdir_text(base: Path | str, logdir: LogDir, read: Reader | None = Non
         pieces = []
         for name in rank.logs:
             data = _capped(get(name, share), share // len(rank.logs))
-            if data.strip() and not _looks_binary(data):
+            if data.strip() and not looks_binary(data):
                 pieces.append(data)
         if pieces:
             ranks.append((rank.rank, decode(b"\n".join(pieces))))
         if rank.error_file:
             data = get(rank.error_file, _ERROR_FILE_BYTES)
-            if len(data) <= _ERROR_FILE_BYTES and not _looks_binary(data):
+            if len(data) <= _ERROR_FILE_BYTES and not looks_binary(data):
                 errors[rank.rank] = decode(data)
     if not ranks and not errors:
         raise InputError(f"{logdir.label} in {base}: empty input: no rank wrote any text")

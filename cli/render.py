@@ -15,8 +15,13 @@ _STYLE = (
 )
 
 
-def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
-    """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables)."""
+# ``--lang`` -> the page's BCP 47 language; ``both`` prints English first, so the page says English.
+_HTML_LANG = {"en": "en", "zh": "zh-CN", "both": "en"}
+
+
+def markdown_to_html(markdown: str, title: str = "dtypefix", lang: str = "en") -> str:
+    """A standalone HTML page for pasting into a wiki (markdown-it-py, CommonMark + tables), in ``lang`` (a
+    screen reader and a browser's font choice for Chinese go by ``<html lang>``)."""
     from html import escape  # here: the HTML format is the only one that needs it
 
     from markdown_it import MarkdownIt
@@ -24,7 +29,7 @@ def markdown_to_html(markdown: str, title: str = "dtypefix") -> str:
     # No raw HTML and no images: a page built from a log must never load anything from elsewhere.
     body = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image").render(markdown)
     return (
-        '<!doctype html>\n<html><head><meta charset="utf-8">'
+        f'<!doctype html>\n<html lang="{_HTML_LANG.get(lang, "en")}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
     )

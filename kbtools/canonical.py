@@ -53,7 +53,7 @@ _ORDER = {
     "exclude": [kind.key for kind in KINDS],
     "explanation": ["cause", "fix", "does_not_help", "notes"],
     "condition": condition_fields(),
-    "example": ["input", "configs", "freeze", "source", "note"],
+    "example": ["input", "configs", "freeze", "source", "step", "note"],
     "reference": ["url", "title"],
     "text": ["en", "zh"],
 }
@@ -104,6 +104,8 @@ def _ordered(value: Any, context: str | None) -> Any:
             sub = "exclude" if key == "exclude" else key
         elif context == "explanation":
             sub = "text" if key in ("cause", "notes") else key
+        elif context == "text" and key == "when":
+            sub = "match"  # a fix step's conditions are written as match's are
         elif context is None:
             sub = key if key in ("references", "examples", "counter_examples", "tags", "messages") else "plain"
         else:

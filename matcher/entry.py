@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .conditions import (
     KINDS,
@@ -23,8 +23,22 @@ from .conditions import (
     kind_named,
     parse_group,
 )
+from .evidence import Outcome
 
-__all__ = ["EntryError", "EntryKind", "Example", "KBEntry", "Status", "Text", "entry_from_mapping"]
+if TYPE_CHECKING:
+    from .incident import Incident
+
+__all__ = [
+    "EntryError",
+    "EntryKind",
+    "Example",
+    "FixStep",
+    "KBEntry",
+    "Status",
+    "Text",
+    "applicable_step",
+    "entry_from_mapping",
+]
 
 
 class EntryKind(str, Enum):
@@ -52,6 +66,15 @@ class Text:
 
 
 @dataclass(frozen=True)
+class FixStep(Text):
+    """One fix step. ``when`` holds conditions over the same facts as ``match`` (frames, log, packages, configs,
+    environment): a step that declares them is the one the answer shows first when they all hold, ahead of the
+    general steps (those without ``when``), which keep their order."""
+
+    when: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
 class Example:
     """An input that must (or, as a counter-example, must not) rank the entry first."""
 
@@ -59,6 +82,8 @@ class Example:
     configs: tuple[Path, ...]
     freeze: Path | None
     source: str
+    step: int = 1
+    """The fix step (1-based) whose conditions this example meets first: what its answer shows first."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +108,7 @@ class KBEntry:
     fixed: tuple[FixedCondition, ...] = ()
     """One condition per ``fixed_in`` package: an installed version that contains the fix counts against."""
     cause: Text = field(default=Text("", ""), repr=False)
-    fix: tuple[Text, ...] = field(default=(), repr=False)
+    fix: tuple[FixStep, ...] = field(default=(), repr=False)
     does_not_help: tuple[Text, ...] = field(default=(), repr=False)
     notes: Text | None = field(default=None, repr=False)
     affected: dict[str, str] = field(default_factory=dict)
@@ -129,6 +154,20 @@ def _text(value: dict[str, str]) -> Text:
     return Text(value["en"].strip(), value["zh"].strip())
 
 
+def _step(value: dict[str, Any], path: Path, field: str, *, checked: bool) -> FixStep:
+    when = parse_group(value.get("when", {}), path, f"{field}.when", checked=checked)
+    return FixStep(value["en"].strip(), value["zh"].strip(), tuple(c for group in when.values() for c in group))
+
+
+def applicable_step(entry: KBEntry, incident: Incident) -> int:
+    """The index of the fix step to show first for ``incident``: the first step that declares ``when`` it applies
+    and whose conditions all hold; otherwise the first step that declares none (the general one)."""
+    for index, step in enumerate(entry.fix):
+        if step.when and all(c.evaluate(incident).outcome is Outcome.HELD for c in step.when):
+            return index
+    return next((index for index, step in enumerate(entry.fix) if not step.when), 0)
+
+
 def _bounds(data: dict[str, Any], path: Path, *, checked: bool) -> tuple[dict[str, str], dict[str, str]]:
     """``affected`` specs and ``fixed_in`` versions, checked as PEP 440 (unless the cache did already)."""
     if checked:
@@ -168,6 +207,7 @@ def _examples(items: list[dict[str, Any]], folder: Path, field: str, *, checked:
             configs=tuple(inside(c, f"{field}[{i}].configs") for c in item.get("configs", [])),
             freeze=inside(item["freeze"], f"{field}[{i}].freeze") if item.get("freeze") else None,
             source=item["source"],
+            step=int(item.get("step", 1)),
         )
         for i, item in enumerate(items)
     )
@@ -200,7 +240,9 @@ def entry_from_mapping(data: dict[str, Any], path: Path, slug: str, *, checked: 
         exclude=tuple(c for group in exclude.values() for c in group),
         fixed=tuple(FixedCondition(name, version) for name, version in fixed_in.items()),
         cause=_text(explanation["cause"]),
-        fix=tuple(_text(step) for step in explanation["fix"]),
+        fix=tuple(
+            _step(step, path, f"explanation.fix[{i}]", checked=checked) for i, step in enumerate(explanation["fix"])
+        ),
         does_not_help=tuple(_text(item) for item in explanation.get("does_not_help", [])),
         notes=_text(explanation["notes"]) if explanation.get("notes") else None,
         affected=affected,

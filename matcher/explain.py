@@ -13,6 +13,7 @@ from pathlib import Path
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
+from .notices import notices_only
 from .observation import Note
 from .prefilter import words_in
 from .result import Report
@@ -31,7 +32,12 @@ ConfigInput = Config | str | tuple[str, str]
 
 
 def incident_from(
-    text: str, *, freeze: str | Sequence[str] = (), configs: Iterable[ConfigInput] = (), notes: Iterable[Note] = ()
+    text: str,
+    *,
+    freeze: str | Sequence[str] = (),
+    configs: Iterable[ConfigInput] = (),
+    notes: Iterable[Note] = (),
+    environment: str = "",
 ) -> Incident:
     """The one path from raw inputs to an :class:`Incident`, for every command and the API.
 
@@ -41,7 +47,7 @@ def incident_from(
     """
     freeze_texts = [freeze] if isinstance(freeze, str) else list(freeze)
     parsed, problems = _configs(configs)
-    return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems])
+    return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems], environment=environment)
 
 
 def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[Note]]:
@@ -71,6 +77,8 @@ def _words(incident: Incident) -> set[str]:
 def explain_incident(incident: Incident, catalog: Catalog, top: int | None = None) -> Report:
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
+    if notices_only(incident, matches):
+        matches = []  # a healthy run's deprecation notices: nothing to explain (notices.py)
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope)
@@ -101,14 +109,16 @@ def check(
     flags: str = "",
     catalog: Catalog | None = None,
     kb_dirs: Iterable[Path] = (),
+    environment: str = "",
 ) -> Report:
     """Pre-flight: known-bad configurations, before anything has crashed.
 
-    ``flags`` is a launch command line, or just its flags (``"--bf16 True --deepspeed ds.json"``).
+    ``flags`` is a launch command line, or just its flags (``"--bf16 True --deepspeed ds.json"``); ``environment``
+    the running interpreter's packages (see :func:`incident_from`).
     """
     if flags.lstrip().startswith("-"):
         flags = "python train.py " + flags  # flags are read from launch lines: give bare flags one
-    incident = incident_from(flags, freeze=freeze, configs=configs)
+    incident = incident_from(flags, freeze=freeze, configs=configs, environment=environment)
     loaded = _catalog(catalog, kb_dirs)
     findings, conditional = check_entries(loaded.checkable(), incident)
     return Report(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .configs import Config, find_embedded
 from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
-from .observation import Note
+from .observation import Note, Origin
 from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
 from .regex import lazy_regex
@@ -202,10 +202,13 @@ def build_incident(
     freeze: Iterable[str] = (),
     configs: Iterable[Config] = (),
     notes: Iterable[Note] = (),
+    environment: str = "",
 ) -> Incident:
     """Parse ``text`` (and any attached freeze texts and configs) into an :class:`Incident`.
 
     Explicitly given configs and freeze files come first, so they win over what is found pasted in the log.
+    ``environment`` is the running interpreter's packages (``--this-env``, ``run``) as freeze lines: after the
+    freeze files, before what the log shows, and marked as such (origin ``environment``).
     """
     source = from_text(text)
     stacks: list[Stack] = []
@@ -227,6 +230,8 @@ def build_incident(
     for extra in freeze:
         for name, version in parse_versions(extra).items():
             packages.setdefault(name, version)
+    for name, version in parse_versions(environment).items():
+        packages.setdefault(name, replace(version, origin=Origin.ENVIRONMENT.value))
     scan = _scan_region(source.text)
     for name, version in parse_versions(scan).items():
         packages.setdefault(name, version)

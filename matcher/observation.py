@@ -36,6 +36,8 @@ class Origin(str, Enum):
     """An environment report (``collect_env``, ``transformers env``: ``Name: version``)."""
     BANNER = "banner"
     """DeepSpeed's start-up banner."""
+    ENVIRONMENT = "environment"
+    """The running interpreter's own packages (``--this-env``, ``dtypefix run``)."""
 
 
 @dataclass(frozen=True)

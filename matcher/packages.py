@@ -93,7 +93,8 @@ class PackageVersion:
     version: str
     """As printed, local part kept (``2.1.0+cu121``)."""
     origin: str
-    """Which reader found it: ``freeze``, ``table``, ``labelled``, ``banner``."""
+    """Which reader found it: ``freeze``, ``table``, ``labelled``, ``banner``; ``environment`` for the running
+    interpreter's own packages."""
 
 
 def _canonical(raw: str) -> str:

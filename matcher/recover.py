@@ -63,10 +63,28 @@ def recover_error_lines(text: str, stream: str) -> list[ErrorLine]:
 
 
 def variant_lines(stacks: Iterable[Stack], lines: Iterable[ErrorLine]) -> list[ErrorLine]:
-    """Each exception again under the readings :func:`variants` gives its message."""
+    """Each exception again under the readings :func:`variants` gives its message, and each assertion of the user's
+    own code read with the condition it tests (:func:`_own_assertion`)."""
+    stacks = list(stacks)
     known = [(s.exc_type, s.message, s.stream) for s in stacks if s.message]
     known += [(e.exc_type, e.message, e.stream) for e in lines]
-    return [ErrorLine(exc_type, v, stream) for exc_type, message, stream in known for v in variants(message)]
+    found = [ErrorLine(exc_type, v, stream) for exc_type, message, stream in known for v in variants(message)]
+    return found + [line for line in map(_own_assertion, stacks) if line is not None]
+
+
+_LIBRARY_PATH = ("site-packages/", "dist-packages/", "/lib/python")
+
+
+def _own_assertion(stack: Stack) -> ErrorLine | None:
+    """``assert has_transformer_engine_layers(model)`` in the user's script fails as a bare ``AssertionError`` (or
+    with the script's own words): the condition it tests is what the failure is about, so it is read as the message
+    too, and the entry about that condition can be weighed on its config and version evidence."""
+    if stack.exc_type.rsplit(".", 1)[-1] != "AssertionError" or not stack.frames:
+        return None
+    last = stack.frames[-1]
+    if not last.code.startswith("assert ") or any(part in last.file.replace("\\", "/") for part in _LIBRARY_PATH):
+        return None
+    return ErrorLine(stack.exc_type, f"{last.code} {stack.message}".strip(), stack.stream)
 
 
 def _lines_with(literals: tuple[str, ...], text: str) -> list[tuple[int, int]]:
@@ -186,10 +204,11 @@ def bare_error_lines(text: str, stream: str) -> list[ErrorLine]:
 
 
 # Lines of a short paste that are not the message: carets, a warning (a warning is not the error; entries read
-# warnings from the log), source code, a command line.
+# warnings from the log), source code, a command line, a progress bar ("45%|████▌ | 9/20 [00:01<00:02, 4.1it/s]"),
+# a Trainer metrics dict.
 _NOT_A_MESSAGE = lazy_regex(
     r"^[\s^~]*$|(?<!\w)\w+Warning: |^warnings\.warn\(|^(?:raise|return)\s|^\$ |^(?:python3?|torchrun|accelerate|deepspeed"
-    r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |\s--\w"
+    r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |\s--\w|\d%\|[^|\n]*\||/(?:s|it)\]$|^\{'\w+': "
 )
 
 

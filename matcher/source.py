@@ -34,6 +34,9 @@ _RANK_PREFIXES = (
 _TRAILING_CR = lazy_regex(r"\r+(?=\n|$)")
 _UP_TO_LAST_CR = lazy_regex(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan per line, not per position
 _TIMESTAMP_LINE = lazy_regex(_TIMESTAMP.pattern, re.MULTILINE)
+# tqdm ends a bar's state with its rate ("... 2.41it/s]", "1.5s/it]") and no newline when the run then crashes: the
+# traceback header lands on the bar's line, and a header that does not start its line is not read as one.
+_BAR_BEFORE_TRACEBACK = lazy_regex(r"(/s\]|/it\])(Traceback \(most recent call last\):)")
 _TRAILING_SPACE = lazy_regex(r"[ \t]+$", re.MULTILINE)
 _ANY_PREFIX = lazy_regex(
     r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: "
@@ -82,6 +85,8 @@ def normalise(text: str) -> str:
     if "\r" in text:
         text = _TRAILING_CR.sub("", text)  # a bar ending in "\r" keeps its last state
         text = _UP_TO_LAST_CR.sub("", text)  # what a terminal shows: the text after the last "\r"
+    if "]Traceback (most recent call last):" in text:
+        text = _BAR_BEFORE_TRACEBACK.sub("\\1\n\\2", text)  # the traceback starts its own line again
     text = _TIMESTAMP_LINE.sub("", text)
     return _TRAILING_SPACE.sub("", text)
 

@@ -11,7 +11,7 @@ __all__ = ["FORMAT"]
 
 
 def _write(document: Document, stream: TextIO) -> None:
-    stream.write(markdown_to_html(document.markdown()))
+    stream.write(markdown_to_html(document.markdown(), lang=document.lang))
 
 
 FORMAT = Format("html", "a standalone HTML page", _write)
