@@ -154,7 +154,8 @@ def read_logdir_text(base: Path | str, logdir: LogDir, read: Reader | None = Non
                 errors[rank.rank] = decode(data)
     if not ranks and not errors:
         raise InputError(f"{logdir.label} in {base}: empty input: no rank wrote any text")
-    return join_ranks(ranks, errors)
+    text: str = join_ranks(ranks, errors)
+    return text
 
 
 def read_log_dir(folder: str) -> str:

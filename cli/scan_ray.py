@@ -148,13 +148,13 @@ def scan_ray(paths: list[str], out: str, *, kb_dirs: list[Path]) -> ScanCounts:
     jobs = find_jobs(paths, fs)
     if not ray.is_initialized():
         ray.init(logging_level="WARNING", log_to_driver=False)
-    import ray.data
+    from ray import data as ray_data
 
-    context = ray.data.DataContext.get_current()
+    context = ray_data.DataContext.get_current()
     context.enable_progress_bars = sys.stderr.isatty()
     uri = paths[0] if isinstance(fs, ArrowFileSystem) else ""
     workers = max(1, int(ray.available_resources().get("CPU", 1)))
-    dataset = ray.data.from_items([{"job": pickle.dumps(job)} for job in jobs], override_num_blocks=workers * 4)
+    dataset = ray_data.from_items([{"job": pickle.dumps(job)} for job in jobs], override_num_blocks=workers * 4)
     rows = dataset.map_batches(
         _ScanBatch,
         fn_constructor_args=([str(d) for d in kb_dirs], uri),

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from dtypefix.matcher.explain import explain_incident, incident_from
 from dtypefix.matcher.traceback import Stack
 
-from .inputs import TAIL_BYTES, InputError, checked_text
+from .input_errors import TAIL_BYTES, InputError
+from .inputs import checked_text
 from .json_output import report_json
 from .logfiles import keep_stream, read_logdir_text
 from .scan_jobs import FileSystem, Job

@@ -67,22 +67,28 @@ class Catalog:
         self._built: dict[str, KBEntry] = {}
         self._index = index if index is not None else keyword_index(records)
         self.problems: tuple[str, ...] = tuple(problems)
-        """``file: field: problem`` lines for entries that were skipped."""
+        """``file: field: problem`` lines for entries that were skipped, fixed when the KB is loaded."""
 
     def _build(self, position: int) -> KBEntry | None:
+        """The entry at ``position``; its problems are known at load time, so building never adds any.
+
+        A record whose cached mapping this code cannot use (another version's cache, a damaged file) is built again
+        from its own entry file, checked in full; should that fail as well, the entry is left out of this run, and
+        the next load (or ``dtypefix lint``) reports the file's problem like any other.
+        """
         record = self._records[position]
         entry = self._built.get(record["id"])
         if entry is None:
+            path = Path(record["path"])
             try:
                 # Every record's mapping built without an error before it was kept (cached or just read).
-                entry = _with_keywords(
-                    entry_from_mapping(self._load(record), Path(record["path"]), record["slug"], checked=True),
-                    record.get("pattern_keywords"),
-                )
-            except (EntryError, KeyError, TypeError, ValueError, OSError) as exc:
-                # A cached mapping this code cannot use (another version's cache, a damaged file): skip the entry.
-                self.problems = (*self.problems, f"{record.get('path', '?')}: unusable cached entry: {exc}")
-                return None
+                entry = entry_from_mapping(self._load(record), path, record["slug"], checked=True)
+            except (EntryError, KeyError, TypeError, ValueError, OSError):
+                try:
+                    entry = entry_from_mapping(read_entry_mapping(path), path, record["slug"])
+                except (EntryError, KeyError, TypeError, ValueError, OSError):
+                    return None
+            entry = _with_keywords(entry, record.get("pattern_keywords"))
             self._built[record["id"]] = entry
         return entry
 

@@ -10,6 +10,8 @@ function with its own test (``tests/test_score_rules.py``), documented for contr
 - :func:`support`: held weights minus failed weights; unknowns count nothing.
 - :func:`entry_score`: a cause scores anchor + support; a family entry scores anchor + :data:`FAMILY_MARGIN`, so a
   cause outranks the generic explanation of its message only on its own evidence.
+- A family entry whose anchor weighs 0 is a *fallback* (the dtype / device safety nets): it is kept only when no
+  other entry is a candidate, so it never displaces an answer, however weak.
 - :data:`MIN_SCORE`: below it the evidence against an entry outweighs its message: not a candidate.
 - :func:`confidence`: high from :data:`HIGH`, medium from :data:`MEDIUM`; low at most when the input lost its
   error line (:func:`capped`).
@@ -128,8 +130,9 @@ def _evaluate(conditions: Iterable[Condition], incident: Incident) -> list[Evide
 
 
 def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]:
-    """Every active entry anchored by an exception in ``incident``, best first."""
+    """Every active entry anchored by an exception in ``incident``, best first (fallbacks only when nothing else)."""
     matches: list[Match] = []
+    fallbacks: list[Match] = []
     for entry in entries:
         if not entry.is_active:
             continue
@@ -146,9 +149,9 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         if score < MIN_SCORE:
             continue
         level = capped(confidence(score), incident)
-        matches.append(Match(entry, round(score, 2), level, (hit.evidence(pattern), *evidence), hit.groups))
-    matches.sort(key=rank_key)
-    return matches
+        match = Match(entry, round(score, 2), level, (hit.evidence(pattern), *evidence), hit.groups)
+        (fallbacks if entry.is_family and pattern.weight == 0 else matches).append(match)
+    return sorted(matches or fallbacks, key=rank_key)
 
 
 def check_entries(entries: Iterable[KBEntry], incident: Incident) -> tuple[list[Match], list[Match]]:

@@ -403,3 +403,17 @@ def test_a_non_utf8_file_name_is_reported_and_skipped(tmp_path: Path) -> None:
     catalog = load_catalog([root], cache_dir=None)
     assert any("not valid UTF-8" in p for p in catalog.problems)
     assert explain(MAT1, catalog=catalog).matches[0].entry.id == "DTF001"
+
+
+def test_building_entries_never_changes_the_catalogs_problems(tmp_path: Path) -> None:
+    """Issue 19: ``kb_problems`` must not depend on the input. A cached mapping that cannot be built (here: damaged
+    after it was checked) is built again from its own file; the problems stay those known at load time."""
+    cache = _private_dir(tmp_path)
+    load_catalog(cache_dir=cache)
+    catalog = load_catalog(cache_dir=cache)
+    before = catalog.problems
+    record = next(r for r in catalog._records if r["id"] == "DTF001")
+    catalog._load = lambda r: {"id": "broken"} if r is record else {}  # what a foreign or damaged cache could yield
+    entry = catalog.get("DTF001")
+    assert entry is not None and entry.id == "DTF001"
+    assert catalog.problems == before

@@ -56,3 +56,25 @@ def test_ray_rows_equal_local_rows(cli, tmp_path: Path, local_ray: None) -> None
     assert ray_rows == local_rows  # byte for byte: the same per-job function, the same JSON
     local_summary = json.loads(cli("scan", str(archive), "--out", str(local), "--format", "json").out)
     assert json.loads(result.out) == local_summary  # counted from the written rows either way
+
+
+def test_object_store_uris_read_as_local_paths() -> None:
+    # pyarrow.fs, the file systems Ray Data reads from; file:// stands in for s3:// or gs:// (no bucket offline).
+    from dtypefix.cli.scan_jobs import LocalFileSystem, find_jobs
+    from dtypefix.cli.scan_ray import ArrowFileSystem
+    from dtypefix.cli.scan_rows import scan_job
+    from dtypefix.matcher.catalog import load_catalog
+
+    folder = ROOT / "tests" / "data" / "logdir"
+    uri = folder.as_uri()
+    store = ArrowFileSystem(uri)
+    remote, local = find_jobs([uri], store), find_jobs([str(folder)], LocalFileSystem())
+    assert [(j.path.removeprefix(uri), j.kind) for j in remote] == [
+        (j.path.removeprefix(str(folder)), j.kind) for j in local
+    ]
+    assert any(j.kind == "torchrun" for j in remote)
+    catalog = load_catalog(cache_dir=None)
+    for far, near in zip(remote, local, strict=True):
+        far_row, near_row = scan_job(far, store, catalog), scan_job(near, LocalFileSystem(), catalog)
+        assert far_row.pop("path").startswith("file://") and near_row.pop("path")
+        assert far_row == near_row

@@ -328,5 +328,6 @@ def test_confidence_words_ask_for_inputs_only_when_some_are_missing(lang: str) -
     known = score_entries([settled], incident(config=DS_BF16))[0]
     unknown = score_entries([pending], incident(config=DS_BF16))[0]
     assert known.confidence == unknown.confidence == "medium"
-    assert asks not in _confidence_line(known, lang)
-    assert asks in _confidence_line(unknown, lang)
+    assert asks not in _confidence_line(known, lang, asked=True)
+    assert asks in _confidence_line(unknown, lang, asked=True)  # the answer lists the input that would settle it
+    assert _confidence_line(unknown, lang).endswith(t("conf.medium.unasked", lang))
