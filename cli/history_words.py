@@ -9,10 +9,12 @@ is to the failing line.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dtypefix.matcher.history import Change, FrameHistory, coverage
 from dtypefix.matcher.result import Report
+
+if TYPE_CHECKING:  # types only: the index reader (sqlite) is imported when an answer has library frames
+    from dtypefix.matcher.history import Change, FrameHistory
 
 from .evidence_words import code_span
 
@@ -197,6 +199,8 @@ def history_schema() -> dict[str, Any]:
 
 def coverage_line(lang: str = "en") -> str:
     """What the shipped fix-history index covers, for ``dtypefix --version``."""
+    from dtypefix.matcher.history import coverage
+
     cover = coverage()
     if not cover.libraries:
         return ""

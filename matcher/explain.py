@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
-from .history import FrameHistory, fix_history
 from .incident import Incident, build_incident
 from .notices import notices_only
 from .observation import Note
@@ -21,6 +21,9 @@ from .result import Report
 from .scope import out_of_scope
 from .score import check_entries, deciders, score_entries, unknown_inputs
 from .traceback import Stack
+
+if TYPE_CHECKING:
+    from .history import FrameHistory
 
 __all__ = ["check", "explain", "explain_incident", "incident_from"]
 
@@ -89,11 +92,21 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
 
 
 def _history(incident: Incident) -> tuple[FrameHistory, ...]:
-    """Later releases that changed the failing stack's library code; none when the stack has no frames."""
+    """Later releases that changed the failing stack's library code; none when the stack has no library frames.
+
+    The index (sqlite, 10 MB) and its reader are opened only then: most failures worth a look have library frames,
+    but a start-up for a user's own one-frame traceback or a pasted message should not pay for them.
+    """
     primary = incident.primary
-    if not isinstance(primary, Stack) or not primary.frames:
+    if not isinstance(primary, Stack) or not any(_LIBRARY_PATH in f.file for f in primary.frames):
         return ()
+    from .history import fix_history
+
     return fix_history(primary.frames, incident.packages)
+
+
+_LIBRARY_PATH = "-packages"
+"""``site-packages`` / ``dist-packages``: the only frames the fix-history index can know."""
 
 
 def explain(

@@ -28,21 +28,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from .regex import lazy_regex
 from .source import normalise
 
 __all__ = ["LogDir", "RankFiles", "error_traceback", "find_logdirs", "first_failure", "is_attempt_folder", "join_ranks"]
 
 _GZ = r"(?:\.gz)?"
-_TORCHRUN_FILE = re.compile(
+_TORCHRUN_FILE = lazy_regex(
     rf"^(?:(?P<run>.*)/)?attempt_(?P<attempt>\d+)/(?P<rank>\d+)/(?P<name>stdout\.log|stderr\.log|error\.json){_GZ}$"
 )
-_ATTEMPT = re.compile(r"attempt_\d+")
-_FILTERED = re.compile(rf"^(?:.*/)?attempt_\d+/filtered_(?:stdout|stderr)\.log{_GZ}$")
-_RANK_NAME = re.compile(r"(?<![a-z])rank[-_]?(?P<rank>\d{1,5})(?!\d)", re.IGNORECASE)
-_UNPREFIXED = re.compile(r"^(?!\[(?:rank|default)\d+\]:)", re.MULTILINE)
+_ATTEMPT = lazy_regex(r"attempt_\d+")
+_FILTERED = lazy_regex(rf"^(?:.*/)?attempt_\d+/filtered_(?:stdout|stderr)\.log{_GZ}$")
+_RANK_NAME = lazy_regex(r"(?<![a-z])rank[-_]?(?P<rank>\d{1,5})(?!\d)", re.IGNORECASE)
+_UNPREFIXED = lazy_regex(r"^(?!\[(?:rank|default)\d+\]:)", re.MULTILINE)
 """A line without the prefix: torch >= 2.2 already writes ``[rankN]:`` before a child's traceback, even into
 its ``stderr.log``."""
-_EXTENSIONS = re.compile(r"(?:\.(?:log|txt|out|err|stdout|stderr|gz))+$", re.IGNORECASE)
+_EXTENSIONS = lazy_regex(r"(?:\.(?:log|txt|out|err|stdout|stderr|gz))+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

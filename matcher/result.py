@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from .entry import KBEntry
 from .evidence import Evidence, Reason
-from .history import FrameHistory
 from .incident import Incident
 from .scope import OutOfScope
+
+if TYPE_CHECKING:
+    from .history import FrameHistory  # a field's type only: the index reader is imported when it is used
 
 __all__ = ["Confidence", "Decider", "Match", "Report"]
 
