@@ -14,13 +14,14 @@ from dtypefix.matcher.traceback import Stack
 
 from .evidence_words import decider_words, describe
 from .markdown import fill
+from .where_words import location_json
 
 if TYPE_CHECKING:
     from dtypefix.matcher.search import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "entry_json", "report_json", "search_json", "to_json"]
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def _version() -> str:
@@ -96,6 +97,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         "matches": [_match(m) for m in report.matches],
         "conditional": [_match(m) for m in report.conditional],
         "out_of_scope": report.out_of_scope.value if report.out_of_scope is not None else None,
+        "location": location_json(report.location),
         "deciders": [
             {"key": d.key, "hint": decider_words(d.key, "en"), "entries": list(d.entries)} for d in report.deciders
         ],

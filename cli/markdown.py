@@ -15,6 +15,7 @@ from dtypefix.matcher.traceback import Stack
 
 from .evidence_words import code_span, decider_words, describe, readable
 from .i18n import t
+from .where_words import where_lines
 
 if TYPE_CHECKING:
     from dtypefix.matcher.search import SearchHit
@@ -178,8 +179,9 @@ def _deciding(match: Match, limit: int = 3) -> list[Evidence]:
     return sorted(others, key=rank)[:limit]
 
 
-def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> list[str]:
-    """The answer on one screen: cause and id, confidence, the error, the deciding evidence, the first fix."""
+def _verdict(match: Match, incident: Incident, lang: str, level: int = 1, where: list[str] | None = None) -> list[str]:
+    """The answer on one screen: cause and id, confidence, the error, where it broke, the deciding evidence, the
+    first fix."""
     entry = match.entry
     h = "#" * level
     lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang), ""]
@@ -188,6 +190,7 @@ def _verdict(match: Match, incident: Incident, lang: str, level: int = 1) -> lis
     )
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
+    lines += where or []
     if match.fixed is not None:
         lines += [f"> {t('fixed.note', lang, detail=describe(match.fixed, lang))}", ""]
     deciding = _deciding(match)
@@ -249,7 +252,7 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         lines = _none(report, lang)
     else:
         best = report.matches[0]
-        lines = _verdict(best, incident, lang)
+        lines = _verdict(best, incident, lang, where=where_lines(report.location, lang))
         lines += _candidates(report.matches[1:], lang)
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]

@@ -13,6 +13,7 @@ from pathlib import Path
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
+from .location import locate
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
@@ -75,7 +76,9 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
         matches = [replace(m, confidence="low") for m in matches]
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
-    return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope)
+    return Report(
+        incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, location=locate(incident)
+    )
 
 
 def explain(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .entry import KBEntry
 from .evidence import Evidence, Reason
 from .incident import Incident
+from .location import Location
 from .scope import OutOfScope
 
 __all__ = ["Decider", "Match", "Report"]
@@ -57,6 +58,8 @@ class Report:
     """When nothing matched: the kind of non-dtype failure the error is (out of memory, NCCL...), if known."""
     conditional: tuple[Match, ...] = ()
     """``check`` only: entries that would apply if an input not given (a version, the GPU) said so."""
+    location: Location | None = None
+    """Where it broke: the failing line, whose code it is, and the operands (``None`` when the input shows none)."""
 
     @property
     def found(self) -> bool:
