@@ -139,8 +139,22 @@ def read_operands(message: str) -> tuple[str, tuple[Operand, ...]]:
             role = arguments.get(role, role)
             value = _clean(groups[spec["group"]]) if spec.get("group") in groups else ""
             operands.append(Operand(argument, role, spec["kind"], value))
-        return op, tuple(operands)
+        return op, _legacy_devices(tuple(operands))
     return "", ()
+
+
+_LEGACY_TYPE = re.compile(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
+
+
+def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
+    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` is one dtype on two devices: report the devices."""
+    parsed = [_LEGACY_TYPE.match(o.value) for o in operands]
+    if len(parsed) != 2 or not all(parsed):
+        return operands
+    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] or m["device"] == "CUDA" else "cpu") for m in parsed if m]
+    if kinds[0][0] != kinds[1][0] or kinds[0][1] == kinds[1][1]:
+        return operands
+    return tuple(Operand(o.argument, o.role, "device", k[1]) for o, k in zip(operands, kinds, strict=True))
 
 
 def _method_key(method: str) -> str:
@@ -235,13 +249,13 @@ def _tie(
         read_op = module_op
     else:
         key = name.rstrip("_")
-        roles = tables.calls.get(key, ())
+        positional = tables.calls.get(key, ())
         qualified = receiver is not None and receiver.split(".")[0] in _NAMESPACES
-        read_op = key if roles else ""
-        if roles and receiver is not None and not qualified:
-            by_role[roles[0]] = receiver
-            roles = roles[1:]
-        for role, arg in zip(roles, args, strict=False):
+        read_op = key if positional else ""
+        if positional and receiver is not None and not qualified:
+            by_role[positional[0]] = receiver
+            positional = positional[1:]
+        for role, arg in zip(positional, args, strict=False):
             by_role.setdefault(role, arg)
         for role, value in keywords.items():
             by_role.setdefault(role, value)
