@@ -61,7 +61,9 @@ def test_expected_side_of_check_type() -> None:
 
 
 def test_legacy_types_on_two_devices_are_devices() -> None:
-    _, operands = read_operands("Input type (torch.cuda.HalfTensor) and weight type (torch.HalfTensor) should be the same")
+    _, operands = read_operands(
+        "Input type (torch.cuda.HalfTensor) and weight type (torch.HalfTensor) should be the same"
+    )
     assert [(o.kind, o.value) for o in operands] == [("device", "cuda"), ("device", "cpu")]
 
 
