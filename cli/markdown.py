@@ -239,6 +239,7 @@ def _none(report: Report, lang: str) -> list[str]:
         return lines
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
+        lines += where_lines(report.location, lang)
         lines += [t("none.body", lang, what=t("none.error", lang, error=error.strip("`"))), ""]
     else:
         lines += [t("none.noerror", lang, lines=incident.text.count("\n") + 1), ""]

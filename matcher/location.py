@@ -217,6 +217,9 @@ def _tie(
     frame: Frame, below: Frame | None, deeper: list[Frame], op: str, operands: tuple[Operand, ...]
 ) -> tuple[str, str, tuple[tuple[Operand, ...], str]]:
     """``(call, module, (operands with expressions, op read from the call))`` for the call on ``frame``'s line."""
+    binary = _binary(frame.marked or frame.code) or _binary(frame.code)
+    if binary is not None:
+        return binary[0], "", (_tied(operands, binary[1]), binary[2])
     node = _call_node(frame.marked or frame.code) or _call_node(frame.code)
     if node is None:
         assigned = _subscript_assignment(frame.code)
@@ -259,8 +262,38 @@ def _tie(
             by_role.setdefault(role, arg)
         for role, value in keywords.items():
             by_role.setdefault(role, value)
-    tied = tuple(_with_expression(o, by_role) for o in operands)
-    return call_text, module, (tied, read_op)
+    return call_text, module, (_tied(operands, by_role), read_op)
+
+
+def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Operand, ...]:
+    """The operands with the expressions their roles were given. ``expected scalar type X but found Y`` comes from
+    the kernel dispatched for the first tensor: X is the first operand's dtype, Y the other's."""
+    roles = dict(by_role)
+    if "input" in roles:
+        roles.setdefault("expected", roles["input"])
+        roles.setdefault("first", roles["input"])
+    if "weight" in roles:
+        roles.setdefault("found", roles["weight"])
+        roles.setdefault("second", roles["weight"])
+    return tuple(_with_expression(o, roles) for o in operands)
+
+
+def _binary(code: str) -> tuple[str, dict[str, str], str] | None:
+    """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
+    its left and right operands."""
+    try:
+        tree = ast.parse(code.strip().removeprefix("return "))
+    except (SyntaxError, ValueError):
+        return None
+    statement = tree.body[0] if len(tree.body) == 1 else None
+    node = getattr(statement, "value", None)
+    if not isinstance(node, ast.BinOp):
+        return None
+    if not isinstance(node.op, ast.MatMult) and any(isinstance(side, ast.Call) for side in (node.left, node.right)):
+        return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
+    left, right = _unparse(node.left), _unparse(node.right)
+    op = "matmul" if isinstance(node.op, ast.MatMult) else ""
+    return _unparse(node), {"input": left, "weight": right, "self": left, "other": right}, op
 
 
 # Receivers that are namespaces, not tensors: ``torch.matmul(a, b)`` is a function call, ``a.matmul(b)`` a method.

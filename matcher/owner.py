@@ -63,15 +63,18 @@ _DISTRIBUTIONS = {
 _INSTALLED = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[\d.]+[^\\/]*\.egg)?[\\/](?P<rest>.*)$")
 _SINGLE_MODULE = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
 _REMOTE = re.compile(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
-# A package run from its source checkout: ".../diffusers/src/diffusers/models/unet_2d_condition.py".
-_SOURCE_CHECKOUT = re.compile(r"[\\/]src[\\/](?P<pkg>[a-z][\w]*)[\\/](?P<rest>.*)$")
 _NOTEBOOK = re.compile(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
 _INTERNAL = re.compile(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
-# Packages whose source checkouts people run (``pip install -e``); a ``src/<name>/`` of any other name is the
-# user's own project layout.
-_KNOWN_CHECKOUTS = frozenset(
-    {"transformers", "diffusers", "accelerate", "peft", "trl", "deepspeed", "vllm", "torch", "torchao", "lerobot"}
-)
+# Packages of the training stack, recognised by their import name as a folder of the path even outside
+# ``site-packages`` (``pip install --target``, a source checkout): ``/tmp/site/liger_kernel/ops/...``. A folder of
+# any other name outside ``site-packages`` is the user's own project layout.
+_STACK = frozenset(
+    {
+        "transformers", "diffusers", "accelerate", "peft", "trl", "deepspeed", "vllm", "torchao", "liger_kernel",
+        "flash_attn", "bitsandbytes", "transformer_engine", "xformers", "unsloth", "unsloth_zoo", "triton", "apex",
+        "axolotl", "llamafactory", "pytorch_lightning", "lightning",
+    }
+)  # fmt: skip
 
 
 def _distribution(import_name: str) -> str:
@@ -99,11 +102,18 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     if single:
         name = _distribution(single["module"])
         return Owner(OwnerKind.PACKAGE, name, _version(name, packages), f"{single['module']}.py")
-    checkout = _SOURCE_CHECKOUT.search(normalized)
-    if checkout and checkout["pkg"] in _KNOWN_CHECKOUTS:
-        name = _distribution(checkout["pkg"])
-        return Owner(OwnerKind.PACKAGE, name, _version(name, packages), checkout["rest"])
+    for match in _folders(normalized):
+        if match[0] in _STACK:
+            name = _distribution(match[0])
+            return Owner(OwnerKind.PACKAGE, name, _version(name, packages), match[1])
     return Owner(OwnerKind.USER, "", "", normalized.rsplit("/", 1)[-1])
+
+
+def _folders(path: str) -> list[tuple[str, str]]:
+    """``(folder, rest of the path)`` for every folder of ``path``, innermost first (a checkout's ``src/diffusers``
+    rather than the checkout folder also called ``diffusers``)."""
+    parts = path.split("/")
+    return [(parts[i], "/".join(parts[i + 1 :])) for i in reversed(range(len(parts) - 1))]
 
 
 def _version(name: str, packages: Mapping[str, PackageVersion]) -> str:
