@@ -137,7 +137,7 @@ def read_operands(message: str) -> tuple[str, tuple[Operand, ...]]:
             argument = spec["argument"].format(**groups) if "{" in spec["argument"] else spec["argument"]
             role = spec["role"].format(**groups) if "{" in spec["role"] else spec["role"]
             role = arguments.get(role, role)
-            value = _clean(groups[spec["group"]]) if spec.get("group") in groups else ""
+            value = _clean(groups[spec["group"]]) if spec.get("group") in groups else spec.get("value", "")
             operands.append(Operand(argument, role, spec["kind"], value))
         return op, _legacy_devices(tuple(operands))
     return "", ()
