@@ -93,9 +93,17 @@ def _line(screen: str, label: str) -> str:
     return found.group(1) if found else ""
 
 
-_READABLE = re.compile(r"^(?:float(?:16|32|64)|bfloat16|int(?:32|64)|float8\w*|cpu|cuda(?::\d+)?|mps|xpu(?::\d+)?|meta)$")
+_READABLE = re.compile(
+    r"^(?:float(?:16|32|64)|bfloat16|int(?:32|64)|float8\w*|cpu|cuda(?::\d+)?|mps|xpu(?::\d+)?|meta)$"
+)
 _NAMED_LINE = re.compile(r"`[^`]+:\d+`")
-_OWNER_WORDS = ("your code", "your notebook cell", "an installed package", "the model repository's own code", "inside torch")
+_OWNER_WORDS = (
+    "your code",
+    "your notebook cell",
+    "an installed package",
+    "the model repository's own code",
+    "inside torch",
+)
 
 
 def evaluate(case: Case, catalog: Any) -> Outcome:

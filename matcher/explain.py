@@ -76,9 +76,7 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
         matches = [replace(m, confidence="low") for m in matches]
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
-    return Report(
-        incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, location=locate(incident)
-    )
+    return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, location=locate(incident))
 
 
 def explain(
