@@ -1,5 +1,5 @@
 """``python -m dtypefix.cli``."""
 
-from .app import run
+from .console import run
 
 run()

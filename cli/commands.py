@@ -12,24 +12,31 @@ import typer
 from dtypefix.matcher.configs import Config
 from dtypefix.matcher.explain import check as check_settings
 from dtypefix.matcher.explain import explain_incident, incident_from
+from dtypefix.matcher.observation import Note
 from dtypefix.matcher.result import Report
 
-from .app import (
+from .failure import say_failure
+from .formats import Document, emit
+from .inputs import InputError, read_config, read_text_file, this_env_freeze
+from .json_output import entry_json, report_json, search_json
+from .markdown import format_check, format_entry, format_report, format_search
+from .options import (
     ConfigOption,
     FormatOption,
     FreezeOption,
     KbOption,
     LangOption,
     ThisEnvOption,
-    _lang,
     app,
     catalog_for,
+    lang_of,
 )
-from .inputs import InputError, read_config, read_log, read_text_file, this_env_freeze
-from .json_output import entry_json, report_json, search_json
-from .markdown import format_check, format_entry, format_report, format_search
-from .render import OutputFormat, emit
+from .sources import source_for
 
+KbRootOption = Annotated[
+    Path | None,
+    typer.Option("--kb-root", help="The dtypefix checkout (or its kb/) to work on; found at or above . when absent."),
+]
 TopOption = Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to explain in full.")]
 DetailsOption = Annotated[
     bool,
@@ -45,40 +52,49 @@ class _Attachments:
     configs: list[Config]
     config_texts: dict[str, str]
     """File name -> text, for ``report``, which shows the configs (redacted)."""
+    environment: str = ""
+    """``--this-env``: this interpreter's packages as freeze lines (evidence says "this environment")."""
 
 
 def _attachments(freeze: list[str] | None, configs: list[str] | None, this_env: bool) -> _Attachments:
     texts = [read_text_file(path, "freeze") for path in freeze or []]
-    if this_env:
-        texts.append(this_env_freeze())
     read = {Path(path).name: read_config(path) for path in configs or []}
-    return _Attachments(texts, [config for _, config in read.values()], {n: t for n, (t, _) in read.items()})
+    return _Attachments(
+        texts,
+        [config for _, config in read.values()],
+        {n: t for n, (t, _) in read.items()},
+        this_env_freeze() if this_env else "",
+    )
 
 
 def _explain_input(
     file: str | None, freeze: list[str] | None, config: list[str] | None, this_env: bool, kb: list[Path] | None
 ) -> tuple[Report, _Attachments]:
     """The shared start of ``explain`` and ``report``: read the log and attachments, score against the KB."""
-    text = read_log(file)
+    text = source_for(file).read()
     attached = _attachments(freeze, config, this_env)
-    incident = incident_from(text, freeze=attached.freeze, configs=attached.configs)
+    incident = incident_from(text, freeze=attached.freeze, configs=attached.configs, environment=attached.environment)
     return explain_incident(incident, catalog_for(kb)), attached
 
 
-def _emit_report(
-    report: Report, fmt: OutputFormat | None, lang: str, top: int, command: str, details: bool = False
-) -> None:
+def _report_document(report: Report, lang: str, top: int, command: str, details: bool = False) -> Document:
     def markdown() -> str:
         if command == "check":
             return format_check(report, lang, details)
         return format_report(report, lang, top, details)
 
-    emit(fmt, sys.stdout, markdown=markdown, data=lambda: report_json(report, command))
+    return Document(markdown, lambda: report_json(report, command), report, lang)
 
 
 @app.command()
 def explain(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -96,7 +112,7 @@ def explain(
     Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
     """
     report, _ = _explain_input(file, freeze, config, this_env, kb)
-    _emit_report(report, fmt, _lang(lang), top, "explain", details)
+    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), top, "explain", details))
     return 0 if report.found else 1
 
 
@@ -109,13 +125,17 @@ def show(
 ) -> int:
     """Show one knowledge-base entry.
 
+    Exit code 0 when the entry exists, 1 when none has that id or slug.
+
     Example: dtypefix show DTF200 --lang zh
     """
     catalog = catalog_for(kb)
     entry = catalog.get(entry_id)
-    if entry is None:
-        raise InputError(f"no entry {entry_id!r}; try: dtypefix search {entry_id}")
-    emit(fmt, sys.stdout, markdown=lambda: format_entry(entry, _lang(lang)), data=lambda: entry_json(entry))
+    if entry is None:  # "none was found", as for explain and search: exit 1, not a usage error
+        typer.echo(f"dtypefix: no entry {entry_id!r}; try: dtypefix search {entry_id}", err=True)
+        return 1
+    one = lang_of(lang)
+    emit(fmt, sys.stdout, Document(lambda: format_entry(entry, one), lambda: entry_json(entry), lang=one))
     return 0
 
 
@@ -141,57 +161,83 @@ def check(
     if not config and not freeze and not this_env and not flags:
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
     attached = _attachments(freeze, config, this_env)
-    report = check_settings(freeze=attached.freeze, configs=attached.configs, flags=flags, catalog=catalog_for(kb))
-    _emit_report(report, fmt, _lang(lang), 0, "check", details)
+    report = check_settings(
+        freeze=attached.freeze,
+        configs=attached.configs,
+        flags=flags,
+        catalog=catalog_for(kb),
+        environment=attached.environment,
+    )
+    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), 0, "check", details))
     return 1 if report.found else 0
 
 
 @app.command()
 def lint(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="Entry files or KB folders; the built-in KB when absent.")
+        list[Path] | None, typer.Argument(help="Entry files or KB folders; the checkout's kb/ when absent.")
     ] = None,
     kb: KbOption = None,
+    kb_root: KbRootOption = None,
 ) -> int:
     """Validate entries: schema, safe regexes, both languages, references, ids, canonical form, and that each
     example ranks its own entry first while its counter-examples do not.
 
+    Entries are checked against the checkout's KB (found at or above the paths or the current folder, or named
+    with --kb-root); a private KB outside any checkout is checked against the installed one.
+
     Example: dtypefix lint kb/deepspeed
     """
     from dtypefix.kbtools.lint import lint_paths
-    from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
+    from dtypefix.matcher.catalog import builtin_kb_dir, entry_files, load_catalog
 
-    targets = [p.resolve() for p in (paths or [builtin_kb_dir()])]
+    from .checkout import checkout_kb, find_checkout_kb
+
+    if paths and kb_root is None:
+        base = find_checkout_kb(paths[0]) or find_checkout_kb(Path.cwd())
+    else:
+        base = checkout_kb(kb_root, "lint")
+    targets = [p.resolve() for p in paths] if paths else [base] if base else []
     for target in targets:
         if not target.exists():
             raise InputError(f"{target}: no such file or folder")
-    builtin = builtin_kb_dir().resolve()
-    extra = [t for t in targets if not str(t).startswith(str(builtin))]
+    main_kb = base or builtin_kb_dir().resolve()
+    extra = [t for t in targets if not t.is_relative_to(main_kb)]
     extra_roots = [
         t.parent if t.is_dir() and any(t.glob("*.yaml")) else t if t.is_dir() else t.parent.parent for t in extra
     ]
-    catalog = load_catalog([*dict.fromkeys(extra_roots), *(kb or [])], cache_dir=None)
+    catalog = load_catalog(
+        [*([base] if base else []), *dict.fromkeys(extra_roots), *(kb or [])],
+        include_builtin=base is None,
+        cache_dir=None,
+    )
     problems = lint_paths(targets, catalog)
     for problem in problems:
         typer.echo(str(problem))
-    from dtypefix.matcher.catalog import entry_files
-
     count = sum(1 for t in targets for _ in entry_files(t))
+    entries = f"{count} entr{'y' if count == 1 else 'ies'}"
     if problems:
-        typer.echo(f"dtypefix lint: {len(problems)} problem(s) in {count} entr{'y' if count == 1 else 'ies'}", err=True)
+        typer.echo(f"dtypefix lint: {len(problems)} problem(s) in {entries} (against the KB in {main_kb})", err=True)
         return 1
-    typer.echo(f"dtypefix lint: {count} entr{'y' if count == 1 else 'ies'} OK", err=True)
+    typer.echo(f"dtypefix lint: {entries} OK (against the KB in {main_kb})", err=True)
     return 0
 
 
 @app.command()
 def fmt(
-    paths: Annotated[list[Path], typer.Argument(help="Entry files or KB folders to rewrite in canonical form.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Entry files or KB folders to rewrite in canonical form; the checkout's kb/ when absent."),
+    ] = None,
     check_only: Annotated[
         bool, typer.Option("--check", help="Only report files that are not canonical (exit 1).")
     ] = False,
+    kb_root: KbRootOption = None,
 ) -> int:
     """Rewrite entries in canonical form (key order, block text) so diffs show content, not style.
+
+    Never rewrites the installed KB: without paths it works on the checkout found at or above the current folder
+    (or --kb-root).
 
     Example: dtypefix fmt kb/deepspeed/zeropp-quantized-weights-under-bf16.yaml
     """
@@ -199,6 +245,12 @@ def fmt(
     from dtypefix.kbtools.lint import comment_cuts
     from dtypefix.matcher.catalog import entry_files, read_entry_mapping
     from dtypefix.matcher.entry import EntryError
+
+    from .checkout import checkout_kb, refuse_installed
+
+    if not paths:
+        paths = [checkout_kb(kb_root, "fmt")]
+    refuse_installed(paths, "fmt")
 
     changed = 0
     for root in paths:
@@ -240,7 +292,8 @@ def search(
     lang: LangOption = None,
     kb: KbOption = None,
 ) -> int:
-    """Fuzzy-search the knowledge base by message, package, tag, id or text, in English or Chinese.
+    """Search the knowledge base by the words of a message, a package, a tag, an id or the text, in English or
+    Chinese (设备 finds "device"; a typo still finds its word).
 
     Exit code 0 when something matched, 1 when nothing did.
 
@@ -251,8 +304,8 @@ def search(
     if not query.strip():
         raise InputError("empty query")
     hits = run_search(catalog_for(kb).entries, query, limit=limit)
-    one = _lang(lang)
-    emit(fmt, sys.stdout, markdown=lambda: format_search(hits, query, one), data=lambda: search_json(hits, query))
+    one = lang_of(lang)
+    emit(fmt, sys.stdout, Document(lambda: format_search(hits, query, one), lambda: search_json(hits, query), lang=one))
     return 0 if hits else 1
 
 
@@ -293,13 +346,18 @@ def new(
 
 
 def _local_kb() -> Path:
-    """Where ``new`` writes without ``--kb-root``: the current directory's KB (a checkout or a private KB), or the
-    first ``DTYPEFIX_KB`` folder; never the installed package."""
+    """Where ``new`` writes without ``--kb-root``: the current directory's KB (a checkout or a private KB), the
+    checkout above it, or the first ``DTYPEFIX_KB`` folder; never the installed package."""
     import os
+
+    from .checkout import find_checkout_kb
 
     for candidate in (Path("kb"), Path()):
         if (candidate / "ids.txt").is_file():
             return candidate
+    above = find_checkout_kb(Path.cwd())
+    if above is not None:
+        return above
     private = [p for p in os.environ.get("DTYPEFIX_KB", "").split(os.pathsep) if p]
     if private:
         return Path(private[0])
@@ -311,8 +369,12 @@ def _local_kb() -> Path:
 
 @app.command()
 def docs(
-    out: Annotated[Path, typer.Option("--out", help="Where the Markdown pages go.")] = Path("docs/kb"),
-    check_only: Annotated[bool, typer.Option("--check", help="Exit 1 when docs/kb is stale, writing nothing.")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where the Markdown pages go; the checkout's docs/kb by default.")
+    ] = None,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when docs/kb or a generated schema is stale, writing nothing.")
+    ] = False,
     html: Annotated[
         Path | None, typer.Option("--html", help="Also render a static HTML site into this folder.")
     ] = None,
@@ -320,19 +382,36 @@ def docs(
         list[Path] | None,
         typer.Option("--kb", help="Also publish this private KB folder (DTYPEFIX_KB is never published by itself)."),
     ] = None,
+    kb_root: KbRootOption = None,
 ) -> int:
-    """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/.
+    """Regenerate docs/kb/ (a page per entry, indexes by family, package and tag, a coverage table) from kb/, and
+    in a checkout the files generated from the registries (kb/schema.json's match block, the JSON output schema).
+
+    Works on a checkout (found at or above the current folder, or --kb-root): the pages come from its kb/ and
+    census/, never from the installed copy of the KB.
 
     Example: dtypefix docs --check
     """
     from dtypefix.matcher.catalog import load_catalog
 
+    from .checkout import checkout_kb
     from .docs import is_generated, kb_pages, to_html_site
+    from .generated import generated_files
 
-    # Only the built-in KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
-    pages = kb_pages(load_catalog(kb or [], cache_dir=None))
+    kb_dir = checkout_kb(kb_root, "docs")
+    root = kb_dir.parent
+    out = out if out is not None else root / "docs" / "kb"
+    # Only the checkout's KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
+    pages = kb_pages(load_catalog([kb_dir, *(kb or [])], include_builtin=False, cache_dir=None), kb_dir)
     stale = sorted(
         p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
+    )
+    # The schema and docs generated from the registries, in the checkout.
+    files = generated_files(root)
+    stale_files = sorted(
+        name
+        for name, text in files.items()
+        if not (root / name).is_file() or (root / name).read_text(encoding="utf-8") != text
     )
     # Only pages this command generated (they carry its header) are ever removed; other Markdown is left alone.
     extra = (
@@ -347,10 +426,12 @@ def docs(
     if check_only:
         for name in stale + extra:
             typer.echo(f"{out / name}: stale")
-        if stale or extra:
+        for name in stale_files:
+            typer.echo(f"{root / name}: stale")
+        if stale or extra or stale_files:
             typer.echo(f"dtypefix docs: {out} is stale; run `dtypefix docs` and commit the result", err=True)
             return 1
-        typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from the KB in use)", err=True)
+        typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from {kb_dir})", err=True)
         return 0
     for name in extra:
         (out / name).unlink()
@@ -358,30 +439,33 @@ def docs(
         target = out / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(pages[name], encoding="utf-8")
+    for name in stale_files:
+        (root / name).write_text(files[name], encoding="utf-8")
     if html is not None:
         for name, text in to_html_site(pages).items():
             target = html / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-    typer.echo(f"dtypefix docs: {len(stale)} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
+    written = len(stale) + len(stale_files)
+    typer.echo(f"dtypefix docs: {written} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
     return 0
 
 
-def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+def _configs_named_in(command: list[str]) -> tuple[list[tuple[str, str]], list[Note]]:
     """Config files a launch command names (``--deepspeed ds.json``, ``--config_file acc.yaml``), as (name, text)."""
     import shlex
 
     from dtypefix.matcher.flags import parse_flags
 
     found: list[tuple[str, str]] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for name in parse_flags("python " + shlex.join(command)).files:
         path = Path(name)
         if path.is_file():
             try:
                 found.append((path.name, read_text_file(name, "config")))
             except InputError as exc:  # a 600 MB --train_file.json or a binary: a note, not a crash
-                notes.append(str(exc))
+                notes.append(Note(name, str(exc).removeprefix(f"config {name}: ")))
     return found, notes
 
 
@@ -417,26 +501,25 @@ def run(
     try:
         text = decode(result.tail) + "\n$ " + " ".join(command)
         configs, notes = _configs_named_in(command)
-        incident = incident_from(text, freeze=[this_env_freeze()], configs=configs, notes=notes)
+        incident = incident_from(text, configs=configs, notes=notes, environment=this_env_freeze())
         report = explain_incident(incident, catalog_for(kb))
         if report.found:
             sys.stderr.write("\n")
-            emit(
-                fmt,
-                sys.stderr,
-                markdown=lambda: format_report(report, _lang(lang), top, details),
-                data=lambda: report_json(report, "run"),
-            )
+            emit(fmt, sys.stderr, _report_document(report, lang_of(lang), top, "run", details))
     except Exception as exc:
-        from .app import _say_failure
-
-        _say_failure(exc)
+        say_failure(exc)
     return result.returncode
 
 
 @app.command()
 def report(
-    file: Annotated[str | None, typer.Argument(help="A log file; standard input when absent or '-'.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+            "standard input when absent or '-'."
+        ),
+    ] = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -454,5 +537,5 @@ def report(
 
     result, attached = _explain_input(file, freeze, config, this_env, kb)
     data = report_data(result, attached.config_texts)
-    emit(fmt, sys.stdout, markdown=lambda: format_bug_report(data), data=lambda: data)
+    emit(fmt, sys.stdout, Document(lambda: format_bug_report(data), lambda: data))
     return 0

@@ -12,7 +12,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from dtypefix.kbtools.census import CensusRow, census_dir, load_census, recognised_by
+from dtypefix.kbtools.census import (
+    CensusRow,
+    census_dir,
+    load_census,
+    load_mined,
+    mined_recognised,
+    mined_summary,
+    recognised_by,
+)
 from dtypefix.matcher import KBEntry
 from dtypefix.matcher.catalog import Catalog, builtin_kb_dir
 
@@ -150,11 +158,19 @@ def _census_page(census: list[tuple[CensusRow, str | None]], kinds: dict[str, st
     return "\n".join(lines) + "\n"
 
 
-def kb_pages(catalog: Catalog) -> dict[str, str]:
-    """The pages for ``catalog``, with the census page when a census sits beside the KB (a checkout)."""
-    rows = load_census(census_dir(builtin_kb_dir()))
+def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
+    """The pages for ``catalog``, with the census page when a census sits beside ``kb_dir`` (a checkout; the
+    package's own ``kb/`` when not given)."""
+    folder = census_dir(kb_dir or builtin_kb_dir())
+    rows = load_census(folder)
     census = [(row, recognised_by(row, catalog)) for row in rows] if rows else None
-    return generate_docs(catalog.entries, census)
+    pages = generate_docs(catalog.entries, census)
+    mined = [(row, mined_recognised(row, catalog)) for row in load_mined(folder / "mined")]
+    if mined and "census.md" in pages:
+        section, missed = mined_summary(mined)
+        pages["census.md"] += "\n" + section
+        pages["census-mined.md"] = _HEADER + missed
+    return pages
 
 
 def _link_id(entry_id: str | None) -> str:

@@ -10,27 +10,31 @@ found) are turned back into readable templates by :func:`readable`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
 
 from dtypefix.matcher import Evidence, Outcome, Reason
 from dtypefix.matcher.conditions import (
-    CODE_SEPARATOR,
     ConfigCondition,
     EnvCondition,
     ErrorCondition,
     FixedCondition,
     FrameCondition,
+    GpuMemoryCondition,
     LogCondition,
     PackageCondition,
     show,
 )
 from dtypefix.matcher.facts import NAMESPACES
+from dtypefix.matcher.observation import FrameSeen, Note, Origin, Place, TextSeen, ValueSeen
 
 from .i18n import has, t
 
-__all__ = ["code_span", "decider_words", "describe", "readable"]
+__all__ = ["code_span", "decider_words", "describe", "note_words", "place_words", "readable", "seen_words", "worded"]
 
-_CLASS_ESCAPES = set("dswDSWbB")
-_QUANTIFIERS = set("*+?")
+_CLASS_ESCAPES = frozenset("dswDSWbB")
+_QUANTIFIERS = frozenset("*+?")
 
 
 def _group_end(pattern: str, start: int) -> int:
@@ -173,6 +177,32 @@ def code_span(text: str) -> str:
 _code = code_span
 
 
+def place_words(where: Place | None, lang: str) -> str:
+    """Where something was read, in words: a config file by its name, every other origin in ``lang``."""
+    if where is None:
+        return ""
+    if where.origin is Origin.CONFIG:
+        return where.file
+    return t(f"origin.{where.origin.name.lower()}", lang)
+
+
+def note_words(note: Note, lang: str) -> str:
+    """A config that could not be read, framed in ``lang``; the reason is the reader's own (English) words."""
+    where = f"{note.subject}:{note.line}" if note.line else note.subject
+    return t("note.unreadable", lang, subject=where, problem=note.problem)
+
+
+def seen_words(observed: object) -> str:
+    """What the input showed, as text to quote (a value as JSON / YAML writes it)."""
+    if isinstance(observed, ValueSeen):
+        return show(observed.value)
+    if isinstance(observed, TextSeen):
+        return observed.text
+    if isinstance(observed, FrameSeen):
+        return f"{observed.short_path}:{observed.line} in {observed.function}"
+    return ""
+
+
 def _frame_target(condition: FrameCondition, lang: str) -> str:
     parts = []
     if condition.file_pattern:
@@ -194,27 +224,29 @@ def _expected(condition: ConfigCondition | EnvCondition, key: str, lang: str) ->
 
 def _config(evidence: Evidence, condition: ConfigCondition, lang: str) -> str:
     namespace, _, key = condition.path.partition(".")
+    source = place_words(evidence.where, lang)
     if namespace == "precision":
         verb = {Outcome.HELD: "precision.yes", Outcome.FAILED: "precision.no"}.get(
             evidence.outcome, "precision.unknown"
         )
-        return t(verb, lang, precision=key, source=evidence.source)
+        return t(verb, lang, precision=key, source=source)
     spec = NAMESPACES[namespace]
     where = t(f"ns.{namespace}", lang) if has(f"ns.{namespace}") else t("ns.config", lang, title=spec.title)
     expected = _expected(condition, key, lang)
     reason = evidence.reason
+    observed = evidence.observed
     if reason is Reason.FOUND:
-        sets = t("config.sets", lang, where=where, setting=_code(f"{key}: {evidence.observed}"), source=evidence.source)
-        if evidence.auto:
-            sets += t("config.auto", lang, auto=evidence.auto)
+        sets = t("config.sets", lang, where=where, setting=_code(f"{key}: {seen_words(observed)}"), source=source)
+        if isinstance(observed, ValueSeen) and observed.auto is not None:
+            sets += t("config.auto", lang, auto=place_words(observed.auto, lang))
         return sets if evidence.outcome is Outcome.HELD else sets + t("needs", lang, expected=expected)
     if reason is Reason.DEFAULT:
-        line = t("config.default", lang, where=where, setting=_code(key), value=_code(evidence.observed))
+        line = t("config.default", lang, where=where, setting=_code(key), value=_code(seen_words(observed)))
         return line if evidence.outcome is Outcome.HELD else line + t("needs", lang, expected=expected)
     if reason is Reason.NOT_SET:
-        return t("config.not_set", lang, where=where, setting=_code(key), source=evidence.source)
+        return t("config.not_set", lang, where=where, setting=_code(key), source=source)
     if reason is Reason.AUTO_UNRESOLVED:
-        return t("config.auto_unresolved", lang, where=where, setting=_code(key), source=evidence.source)
+        return t("config.auto_unresolved", lang, where=where, setting=_code(key), source=source)
     return t("config.absent", lang, where=where, expected=expected)
 
 
@@ -223,7 +255,7 @@ def _env(evidence: Evidence, condition: EnvCondition, lang: str) -> str:
     expected = _expected(condition, condition.key, lang)
     if evidence.reason is Reason.NOT_GIVEN:
         return t("env.absent", lang, what=what, expected=expected)
-    line = t("env.is", lang, what=what, value=_code(evidence.observed))
+    line = t("env.is", lang, what=what, value=_code(seen_words(evidence.observed)))
     return line if evidence.outcome is Outcome.HELD else line + t("needs", lang, expected=expected)
 
 
@@ -231,45 +263,72 @@ def _package(evidence: Evidence, condition: PackageCondition, lang: str) -> str:
     if evidence.reason is Reason.NOT_GIVEN:
         return t("package.absent", lang, name=condition.name, spec=_code(condition.spec))
     key = "package.inside" if evidence.outcome is Outcome.HELD else "package.outside"
-    origin = f"origin.{evidence.source}"
-    source = t(origin, lang) if has(origin) else evidence.source
-    return t(key, lang, name=condition.name, version=evidence.observed, source=source, spec=_code(condition.spec))
+    version, source = seen_words(evidence.observed), place_words(evidence.where, lang)
+    return t(key, lang, name=condition.name, version=version, source=source, spec=_code(condition.spec))
+
+
+def _gpu_memory(evidence: Evidence, condition: GpuMemoryCondition, lang: str) -> str:
+    bound = _code(f"< {condition.below_gib:g} GiB")
+    if evidence.reason is Reason.NOT_GIVEN:
+        return t("gpu_memory.absent", lang, expected=bound)
+    line = t("gpu_memory.is", lang, value=_code(f"{seen_words(evidence.observed)} GiB"))
+    return line if evidence.outcome is Outcome.HELD else line + t("needs", lang, expected=bound)
+
+
+def _error(evidence: Evidence, condition: ErrorCondition, lang: str) -> str:
+    from_log = evidence.where is not None and evidence.where.origin is Origin.LOG
+    return t("error.log" if from_log else "error.held", lang, seen=_code(seen_words(evidence.observed)))
+
+
+def _frame(evidence: Evidence, condition: FrameCondition, lang: str) -> str:
+    frame = evidence.observed
+    if evidence.outcome is Outcome.HELD and isinstance(frame, FrameSeen):
+        where = _code(f"{frame.short_path}:{frame.line}")
+        held = t("frame.held", lang, where=where, function=_code(frame.function))
+        return held + t("frame.code_held", lang, code=_code(frame.code)) if frame.code else held
+    reason = {Reason.NO_FRAMES: "frame.no_frames", Reason.PARTIAL_TRACEBACK: "frame.partial"}
+    return t(reason.get(evidence.reason, "frame.absent"), lang, what=_frame_target(condition, lang))
+
+
+def _log(evidence: Evidence, condition: LogCondition, lang: str) -> str:
+    if evidence.outcome is Outcome.HELD:
+        return t("log.held", lang, seen=_code(seen_words(evidence.observed)))
+    return t("log.absent", lang, what=_code(readable(condition.pattern, lang)))
+
+
+def _fixed(evidence: Evidence, condition: FixedCondition, lang: str) -> str:
+    key = "fixed.held" if evidence.reason is Reason.FIXED else "fixed.before"
+    return t(key, lang, name=condition.package, version=seen_words(evidence.observed), fixed=condition.version)
+
+
+_WORDS: Mapping[type[Any], Callable[[Evidence, Any, str], str]] = MappingProxyType(
+    {
+        ErrorCondition: _error,
+        FrameCondition: _frame,
+        LogCondition: _log,
+        PackageCondition: _package,
+        ConfigCondition: _config,
+        EnvCondition: _env,
+        GpuMemoryCondition: _gpu_memory,
+        FixedCondition: _fixed,
+    }
+)
+"""How each kind of condition is said, by its class (a test requires an entry for every kind)."""
+
+
+def worded(condition_type: type[Any]) -> bool:
+    """Whether this module can say evidence of that condition class."""
+    return condition_type in _WORDS
 
 
 def describe(evidence: Evidence, lang: str) -> str:
     """One piece of evidence as a sentence a user can check against their own input."""
-    condition = evidence.condition
-    if isinstance(condition, ErrorCondition):
-        key = "error.log" if evidence.source == "log" else "error.held"
-        return t(key, lang, seen=_code(evidence.observed))
-    if isinstance(condition, FrameCondition):
-        if evidence.outcome is Outcome.HELD:
-            place, _, line = evidence.observed.partition(CODE_SEPARATOR)
-            where, _, function = place.rpartition(" in ")
-            held = t("frame.held", lang, where=_code(where), function=_code(function))
-            return held + t("frame.code_held", lang, code=_code(line)) if line else held
-        reason = {Reason.NO_FRAMES: "frame.no_frames", Reason.PARTIAL_TRACEBACK: "frame.partial"}
-        return t(reason.get(evidence.reason, "frame.absent"), lang, what=_frame_target(condition, lang))
-    if isinstance(condition, LogCondition):
-        if evidence.outcome is Outcome.HELD:
-            return t("log.held", lang, seen=_code(evidence.observed))
-        return t("log.absent", lang, what=_code(readable(condition.pattern, lang)))
-    if isinstance(condition, PackageCondition):
-        return _package(evidence, condition, lang)
-    if isinstance(condition, ConfigCondition):
-        return _config(evidence, condition, lang)
-    if isinstance(condition, EnvCondition):
-        return _env(evidence, condition, lang)
-    if isinstance(condition, FixedCondition):
-        if evidence.reason is Reason.FIXED:
-            return t("fixed.held", lang, name=condition.package, version=evidence.observed, fixed=condition.version)
-        return t("fixed.before", lang, name=condition.package, version=evidence.observed, fixed=condition.version)
-    raise TypeError(f"not a condition: {condition!r}")  # pragma: no cover - the union is closed
+    return _WORDS[type(evidence.condition)](evidence, evidence.condition, lang)
 
 
 def decider_words(key: str, lang: str) -> str:
     """The input that would settle an unknown, as a hint; a tool's config falls back to its namespace's title."""
     if has(f"decider.{key}"):
         return t(f"decider.{key}", lang)
-    namespace = NAMESPACES.get(key.removesuffix("-config"))
+    namespace = next((ns for ns in NAMESPACES.values() if ns.decider == key), None)
     return t("decider.config", lang, title=namespace.title if namespace is not None else key)

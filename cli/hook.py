@@ -16,8 +16,6 @@ from typing import Any, TextIO
 
 __all__ = ["explain_exception", "install", "uninstall"]
 
-_saved: dict[str, Any] = {}
-
 
 def explain_exception(
     exc_type: type[BaseException],
@@ -47,31 +45,42 @@ def explain_exception(
     return True
 
 
-def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
-    previous: Callable[..., Any] = _saved.get("sys", sys.__excepthook__)
-    previous(exc_type, exc, tb)
-    if not issubclass(exc_type, KeyboardInterrupt):
-        explain_exception(exc_type, exc, tb)
+class _Hook:
+    """dtypefix's hook, holding the one it replaced: the state lives in the installed hook itself (``sys`` holds
+    it), not in this module."""
+
+    def __init__(self, previous: Callable[..., Any]) -> None:
+        self.previous = previous
+
+    def __call__(self, exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        self.previous(exc_type, exc, tb)
+        if not issubclass(exc_type, KeyboardInterrupt):
+            explain_exception(exc_type, exc, tb)
 
 
-def _thread_hook(args: threading.ExceptHookArgs) -> None:
-    previous: Callable[..., Any] = _saved.get("threading", threading.__excepthook__)
-    previous(args)
-    if args.exc_value is not None and not issubclass(args.exc_type, SystemExit):
-        explain_exception(args.exc_type, args.exc_value, args.exc_traceback)
+class _ThreadHook:
+    """The same for ``threading.excepthook``."""
+
+    def __init__(self, previous: Callable[..., Any]) -> None:
+        self.previous = previous
+
+    def __call__(self, args: threading.ExceptHookArgs) -> None:
+        self.previous(args)
+        if args.exc_value is not None and not issubclass(args.exc_type, SystemExit):
+            explain_exception(args.exc_type, args.exc_value, args.exc_traceback)
 
 
 def install() -> None:
     """Explain uncaught exceptions in this process and its threads (idempotent)."""
-    if "sys" not in _saved:
-        _saved["sys"] = sys.excepthook
-        _saved["threading"] = threading.excepthook
-    sys.excepthook = _excepthook
-    threading.excepthook = _thread_hook
+    if not isinstance(sys.excepthook, _Hook):
+        sys.excepthook = _Hook(sys.excepthook)
+    if not isinstance(threading.excepthook, _ThreadHook):
+        threading.excepthook = _ThreadHook(threading.excepthook)
 
 
 def uninstall() -> None:
     """Restore the hooks that were there before :func:`install`."""
-    if "sys" in _saved:
-        sys.excepthook = _saved.pop("sys")
-        threading.excepthook = _saved.pop("threading")
+    if isinstance(sys.excepthook, _Hook):
+        sys.excepthook = sys.excepthook.previous
+    if isinstance(threading.excepthook, _ThreadHook):
+        threading.excepthook = threading.excepthook.previous

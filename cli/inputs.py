@@ -7,25 +7,20 @@ versions and configs tend to be), its tail, and a window around every error in b
 
 from __future__ import annotations
 
-import contextlib
+import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from dtypefix.matcher.configs import Config, ConfigError, parse_config
 from dtypefix.matcher.source import decode
 
+from .input_errors import TAIL_BYTES, InputError, looks_binary, reading
 from .keep import HEAD_BYTES, Keeper
 
-__all__ = ["HEAD_BYTES", "InputError", "read_config", "read_log", "read_text_file", "this_env_freeze"]
+__all__ = ["HEAD_BYTES", "InputError", "checked_text", "read_config", "read_log", "read_text_file", "this_env_freeze"]
 
-TAIL_BYTES = 4 << 20
 _CHUNK = 1 << 20
-
-
-class InputError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
 
 
 def _read_bounded(stream: BinaryIO) -> tuple[bytes, bool]:
@@ -40,47 +35,26 @@ def _read_bounded(stream: BinaryIO) -> tuple[bytes, bool]:
     return keeper.value()
 
 
-def _looks_binary(data: bytes) -> bool:
-    sample = data[:65536]
-    if not sample:
-        return False
-    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return False  # UTF-16 text from Windows
-    bad = sum(1 for byte in sample if byte < 9 or 13 < byte < 32)
-    return bad / len(sample) > 0.10
-
-
-@contextlib.contextmanager
-def _reading(label: str) -> Iterator[None]:
-    """Turn the operating system's reasons for not reading a file into one-line input errors."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise InputError(f"{label}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{label}: is a directory, not a file") from None
-    except PermissionError:
-        raise InputError(f"{label}: permission denied") from None
-    except OSError as exc:
-        raise InputError(f"{label}: cannot read: {exc.strerror or exc}") from None
-
-
 def read_log(path: str | None) -> str:
     """The log from ``path`` or stdin (``None`` or ``-``); raises :class:`InputError`."""
     name = "standard input" if path is None or path == "-" else path
-    with _reading(name):
+    with reading(name):
         if name == "standard input":
             if sys.stdin is None or sys.stdin.isatty():
                 raise InputError("no input: pipe a log into dtypefix or give a file (dtypefix explain --help)")
             data, _ = _read_bounded(sys.stdin.buffer)
         else:
-            if Path(name).is_dir():
-                raise IsADirectoryError(name)
-            with Path(name).open("rb") as handle:
-                data, _ = _read_bounded(handle)
+            from .logfiles import read_bytes  # gzip and per-rank folders; imported when a file is named
+
+            data = read_bytes(Path(name))
+    return checked_text(name, data)
+
+
+def checked_text(name: str, data: bytes) -> str:
+    """The log text of ``data`` as ``explain`` reads it; raises :class:`InputError` when it is empty or binary."""
     if not data.strip():
         raise InputError(f"{name}: empty input: nothing to explain")
-    if _looks_binary(data):
+    if looks_binary(data):
         raise InputError(f"{name}: looks like binary data, not a log; pass the text output of the failing run")
     return decode(data)
 
@@ -95,15 +69,15 @@ def read_text_file(path: str, what: str) -> str:
     Reads at most :data:`SMALL_FILE_BYTES` (``/dev/zero`` or a checkpoint given by mistake is refused after a
     bounded read) and looks at the first block for binary content before reading the rest.
     """
-    with _reading(f"{what} {path}"), Path(path).open("rb") as handle:
+    with reading(f"{what} {path}"), Path(path).open("rb") as handle:
         first = handle.read(65536)
-        if _looks_binary(first):
+        if looks_binary(first):
             raise InputError(f"{what} {path}: binary data, not text")
         rest = handle.read(SMALL_FILE_BYTES - len(first) + 1)
     data = first + rest
     if len(data) > SMALL_FILE_BYTES:
         raise InputError(f"{what} {path}: larger than {SMALL_FILE_BYTES >> 20} MB; not a {what} file")
-    if _looks_binary(data):
+    if looks_binary(data):
         raise InputError(f"{what} {path}: binary data, not text")
     return decode(data)
 
@@ -114,8 +88,18 @@ def read_config(path: str) -> tuple[str, Config]:
     try:
         return text, parse_config(text, Path(path).name, strict=True)
     except ConfigError as exc:
+        if _LOG_LINE.search(text):  # the parser's complaint would hide the real mistake
+            raise InputError(
+                f"config {path}: this looks like a log, not a config; give it as the log: dtypefix explain {path}"
+            ) from None
         where = f"{path}:{exc.line}" if exc.line else path
         raise InputError(f"config {where}: {exc.problem}") from None
+
+
+# A traceback header or an exception line (``RuntimeError: ...``, ``[rank0]: ValueError: ...``) starts a line.
+_LOG_LINE = re.compile(
+    r"^(?:\[[^\]]*\]:?\s*)?(?:Traceback \(most recent call last\)|[\w.]*(?:Error|Exception): )", re.M
+)
 
 
 def this_env_freeze() -> str:

@@ -8,18 +8,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from dtypefix.matcher import KBEntry, Match, Report, Text
+from dtypefix.matcher import Evidence, KBEntry, Match, Report, Text
 from dtypefix.matcher.facts import env_fact
-from dtypefix.matcher.traceback import Stack
+from dtypefix.matcher.observation import FrameSeen
 
-from .evidence_words import decider_words, describe
+from .evidence_words import decider_words, describe, seen_words
+from .history_words import history_json, history_schema
 from .markdown import fill
 from .where_words import location_json
 
 if TYPE_CHECKING:
     from dtypefix.matcher.search import SearchHit
 
-__all__ = ["SCHEMA_VERSION", "entry_json", "report_json", "search_json", "to_json"]
+__all__ = ["SCHEMA_VERSION", "entry_json", "json_schema", "report_json", "search_json", "to_json"]
 
 SCHEMA_VERSION = "1.2"
 
@@ -55,11 +56,21 @@ def entry_json(entry: KBEntry, groups: dict[str, str] | None = None) -> dict[str
     }
 
 
+def _observed(evidence: Evidence) -> str | None:
+    """``observed`` as contract 1.1 writes it: a frame as ``path:line in function`` (`` :: code`` when a code
+    pattern matched), anything else as the value or text seen."""
+    seen = evidence.observed
+    text = seen_words(seen)
+    if isinstance(seen, FrameSeen) and seen.code:
+        text += f" :: {seen.code}"
+    return text or None
+
+
 def _match(match: Match) -> dict[str, Any]:
     data = entry_json(match.entry, match.groups)
     data.update(
         {
-            "confidence": match.confidence,
+            "confidence": match.confidence.value,
             "score": match.score,
             "groups": dict(match.groups),
             "fixed_note": describe(match.fixed, "en") if match.fixed is not None else None,
@@ -70,8 +81,8 @@ def _match(match: Match) -> dict[str, Any]:
                     "reason": e.reason.value,
                     "label": e.condition.label,
                     "detail": describe(e, "en"),
-                    "observed": e.observed or None,
-                    "source": e.source or None,
+                    "observed": _observed(e),
+                    "source": e.where.key if e.where is not None else None,
                     "weight": e.weight,
                     "decider": e.decider,
                 }
@@ -95,6 +106,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         if primary is None
         else {"type": primary.exc_type, "message": primary.message, "stream": primary.stream},
         "matches": [_match(m) for m in report.matches],
+        "history": history_json(report),
         "conditional": [_match(m) for m in report.conditional],
         "out_of_scope": report.out_of_scope.value if report.out_of_scope is not None else None,
         "location": location_json(report.location),
@@ -110,7 +122,6 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
                     "frames": [{"file": f.file, "line": f.line, "function": f.function} for f in s.frames],
                 }
                 for s in incident.stacks
-                if isinstance(s, Stack)
             ],
             "error_lines": [
                 {"type": e.exc_type, "message": e.message, "stream": e.stream} for e in incident.error_lines
@@ -128,7 +139,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
             "streams": list(incident.streams),
             "error_line_missing": incident.error_line_missing,
         },
-        "notes": list(incident.notes),
+        "notes": [str(note) for note in incident.notes],
         "kb_problems": list(report.kb_problems),
     }
 
@@ -152,3 +163,177 @@ def search_json(hits: list[SearchHit], query: str) -> dict[str, Any]:
 
 def to_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def _bilingual() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["en", "zh"],
+        "properties": {"en": {"type": "string"}, "zh": {"type": "string"}},
+    }
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"oneOf": [schema, {"type": "null"}]}
+
+
+def _exception() -> dict[str, Any]:
+    frame = {
+        "type": "object",
+        "required": ["file", "line", "function"],
+        "properties": {"file": {"type": "string"}, "line": {"type": "integer"}, "function": {"type": "string"}},
+    }
+    return {
+        "type": "object",
+        "required": ["type", "message", "stream"],
+        "properties": {
+            "type": {"type": "string"},
+            "message": {"type": "string"},
+            "stream": {"type": "string"},
+            "frames": {"type": "array", "items": frame},
+        },
+    }
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of contract 1.x, generated from the types it serialises (``docs/json-output.schema.json``,
+    kept current by ``dtypefix docs``): every enum is the code's own."""
+    from dtypefix.matcher import Outcome, Reason
+    from dtypefix.matcher.conditions import KINDS
+    from dtypefix.matcher.result import Confidence
+    from dtypefix.matcher.scope import OutOfScope
+
+    evidence = {
+        "type": "object",
+        "required": ["status", "kind", "reason", "label", "detail", "observed", "source", "weight", "decider"],
+        "properties": {
+            "status": {"enum": [o.value for o in Outcome]},
+            "kind": {"enum": [*(k.name for k in KINDS), "fixed"]},
+            "reason": {"enum": [r.value for r in Reason]},
+            "label": {"type": "string"},
+            "detail": {"type": "string"},
+            "observed": {"type": ["string", "null"]},
+            "source": {"type": ["string", "null"]},
+            "weight": {"type": "number"},
+            "decider": {"type": ["string", "null"]},
+        },
+    }
+    match = {
+        "type": "object",
+        "required": ["id", "slug", "title", "kind", "family", "confidence", "score", "evidence", "cause", "fix"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^DTF[0-9]{3,4}$"},
+            "slug": {"type": "string"},
+            "title": _bilingual(),
+            "kind": {"enum": ["cause", "family"]},
+            "family": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "severity": {"enum": ["error", "warning"]},
+            "status": {"enum": ["active", "retired"]},
+            "confidence": {"enum": [c.value for c in Confidence]},
+            "score": {"type": "number"},
+            "groups": {"type": "object", "additionalProperties": {"type": "string"}},
+            "fixed_note": {"type": ["string", "null"]},
+            "evidence": {"type": "array", "items": evidence},
+            "cause": _bilingual(),
+            "fix": {"type": "array", "items": _bilingual()},
+            "does_not_help": {"type": "array", "items": _bilingual()},
+            "notes": _nullable(_bilingual()),
+            "affected": {"type": "object", "additionalProperties": {"type": "string"}},
+            "fixed_in": {"type": "object", "additionalProperties": {"type": "string"}},
+            "references": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["url", "title"],
+                    "properties": {"url": {"type": "string"}, "title": {"type": "string"}},
+                },
+            },
+        },
+    }
+    extracted = {
+        "type": "object",
+        "required": ["exceptions", "error_lines", "packages", "configs", "flags", "hardware", "streams"],
+        "properties": {
+            "exceptions": {"type": "array", "items": _exception()},
+            "error_lines": {"type": "array", "items": _exception()},
+            "packages": {"type": "object", "additionalProperties": {"type": "string"}},
+            "configs": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["kind", "origin"],
+                    "properties": {"kind": {"type": "string"}, "origin": {"type": "string"}},
+                },
+            },
+            "flags": {"type": "object"},
+            "hardware": {
+                "type": "object",
+                "required": ["gpu_names", "compute_capabilities", "os"],
+                "properties": {
+                    "gpu_names": {"type": "array", "items": {"type": "string"}},
+                    "compute_capabilities": {"type": "array", "items": {"type": "number"}},
+                    "cuda_visible_devices": {"type": ["string", "null"]},
+                    "cuda_device_order": {"type": ["string", "null"]},
+                    "os": {"type": ["string", "null"]},
+                },
+            },
+            "streams": {"type": "array", "items": {"type": "string"}},
+            "error_line_missing": {
+                "type": "boolean",
+                "description": "The paste ends inside a traceback, before its exception line: matches come from "
+                "the frames alone (low confidence).",
+            },
+        },
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://dtypefix.dev/schema/output-1.json",
+        "title": "dtypefix --format json output, schema_version 1.x",
+        "description": "Generated from cli/json_output.py by `dtypefix docs`; do not edit.",
+        "type": "object",
+        "required": [
+            "schema_version",
+            "tool",
+            "command",
+            "found",
+            "error",
+            "matches",
+            "conditional",
+            "out_of_scope",
+            "deciders",
+            "extracted",
+            "notes",
+            "kb_problems",
+        ],
+        "properties": {
+            "schema_version": {"type": "string", "pattern": "^1\\.[0-9]+$"},
+            "tool": {
+                "type": "object",
+                "required": ["name", "version"],
+                "properties": {"name": {"const": "dtypefix"}, "version": {"type": "string"}},
+            },
+            "command": {"enum": ["explain", "check", "run"]},
+            "found": {"type": "boolean"},
+            "error": _nullable(_exception()),
+            "matches": {"type": "array", "items": match},
+            "conditional": {"type": "array", "items": match},
+            "history": history_schema(),
+            "out_of_scope": {"enum": [*(s.value for s in OutOfScope), None]},
+            "deciders": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "hint", "entries"],
+                    "properties": {
+                        "key": {"type": "string"},
+                        "hint": {"type": "string"},
+                        "entries": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
+            },
+            "extracted": extracted,
+            "notes": {"type": "array", "items": {"type": "string"}},
+            "kb_problems": {"type": "array", "items": {"type": "string"}},
+        },
+    }

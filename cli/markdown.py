@@ -7,13 +7,19 @@ and the docs pages use the same entry sections, so what is tested here is what e
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
+from dtypefix.matcher.entry import applicable_step
 from dtypefix.matcher.incident import Incident
+from dtypefix.matcher.observation import Place, TextSeen
+from dtypefix.matcher.result import Decider
+from dtypefix.matcher.score import deciding, open_questions
 from dtypefix.matcher.traceback import Stack
 
-from .evidence_words import code_span, decider_words, describe, readable
+from .evidence_words import code_span, decider_words, describe, note_words, place_words, readable, seen_words
+from .history_words import history_lines
 from .i18n import t
 from .where_words import where_lines
 
@@ -31,27 +37,54 @@ __all__ = [
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_MARK = {"held": "✔", "failed": "✘", "unknown": "?"}
+_MARK = MappingProxyType({Outcome.HELD: "✔", Outcome.FAILED: "✘", Outcome.UNKNOWN: "?"})
 
 
 def fill(text: str, groups: dict[str, str] | None) -> str:
-    """Replace ``{{name}}`` with the named group from the matched error.
+    """Replace ``{{name}}`` with the named group from the matched error; a group it did not capture reads ``…``.
 
-    With no match at all (``show``, docs) the placeholder reads ``<name>``; a group the matched pattern did not
-    capture reads ``…``.
+    With no log at all (``show``, docs) the groups come from the entry's own example (:func:`example_groups`), so
+    the prose never shows a template placeholder.
     """
-    if groups is None:
-        return _PLACEHOLDER.sub(lambda m: f"<{m.group(1)}>", text)
-    return _PLACEHOLDER.sub(lambda m: groups.get(m.group(1), "…"), text)
+    found = groups or {}
+    return _PLACEHOLDER.sub(lambda m: found.get(m.group(1), "…"), text)
+
+
+def example_groups(entry: KBEntry) -> dict[str, str]:
+    """The named groups of the entry's error patterns in its first example that has them: what ``{{left}}`` and
+    ``{{right}}`` read in ``show`` and the docs, taken from a real failure rather than left as a template."""
+    groups: dict[str, str] = {}
+    for example in entry.examples:
+        try:
+            text = example.input.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for condition in entry.errors:
+            found = condition.message.search(text)
+            if found is not None:
+                for name, value in found.groupdict().items():
+                    if value:
+                        groups.setdefault(name, value)
+        if groups:
+            break
+    return groups
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` shortened to about ``limit`` characters at a space, with "…" where it was cut (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", limit // 2, limit)
+    return text[: space if space > 0 else limit].rstrip() + " …"
 
 
 def _error_line(incident: Incident) -> str:
     primary = incident.primary
     if primary is None:
         return ""
-    first = primary.message.splitlines()[0] if primary.message else ""
+    first = _cut(primary.message.splitlines()[0], 300) if primary.message else ""
     where = f" ({primary.stream})" if isinstance(primary, Stack) and primary.stream != "main" else ""
-    shown = f"{primary.exc_type}: {first[:300]}" if primary.exc_type else first[:300]  # a type the paste left out
+    shown = f"{primary.exc_type}: {first}" if primary.exc_type else first  # a type the paste left out
     return f"{code_span(shown)}{where}" if shown else ""
 
 
@@ -74,13 +107,24 @@ _KEY_PACKAGES = (
     "unsloth",
     "axolotl",
     "llamafactory",
+    "diffusers",
+    "apex",
+    "auto-gptq",
+    "gptqmodel",
+    "autoawq",
+    "optimum",
+    "hqq",
+    "pytorch-optimizer",
+    "prodigy-plus-schedule-free",
+    "numpy",
 )
 
 
 def _packages_shown(incident: Incident, limit: int = 12) -> list[str]:
+    """The training stack's packages in the input (an environment's jinja2 or pygments says nothing here)."""
     rank = {name: i for i, name in enumerate(_KEY_PACKAGES)}
-    ordered = sorted(incident.packages.values(), key=lambda p: rank.get(p.name, len(rank)))
-    return [f"{p.name} {p.version}" for p in ordered[:limit]]
+    stack = sorted((p for p in incident.packages.values() if p.name in rank), key=lambda p: rank[p.name])
+    return [f"{p.name} {p.version}" for p in stack[:limit]]
 
 
 def _what_was_read(incident: Incident, lang: str) -> str:
@@ -88,6 +132,9 @@ def _what_was_read(incident: Incident, lang: str) -> str:
     if frames and incident.error_line_missing:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
         return f"{shape}{t('semicolon', lang)}{t('read.error_line_missing', lang)}"
+    if frames and incident.skipped_tracebacks:
+        shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
+        return f"{shape}{t('semicolon', lang)}{t('read.skipped_tracebacks', lang, n=incident.skipped_tracebacks)}"
     if frames:
         return t("read.traceback", lang, frames=frames, n=len(incident.stacks))
     if incident.stacks or incident.error_lines:
@@ -99,15 +146,17 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
     """What dtypefix read from the input, as bullet lines: the error's shape first, then everything attached."""
     parts: list[str] = [_what_was_read(incident, lang)] if error else []
     if incident.packages:
-        more = len(incident.packages) - 12
+        stack = _packages_shown(incident)
+        more = len(incident.packages) - len(stack)
+        listed = ", ".join(stack) if stack else t("packages.no_stack", lang)
         parts.append(
-            f"{t('packages', lang)}{t('colon.inline', lang)}{', '.join(_packages_shown(incident))}"
-            + (f" (+{more})" if more > 0 else "")
+            f"{t('packages', lang)}{t('colon.inline', lang)}{listed}"
+            + (t("packages.more", lang, n=more) if more > 0 else "")
         )
     if incident.configs:
         parts.append(
             f"{t('configs', lang)}{t('colon.inline', lang)}"
-            + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
+            + ", ".join(f"{place_words(Place.of_config(c.origin), lang)} ({c.kind})" for c in incident.configs)
         )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
@@ -123,7 +172,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
 
 
 def _evidence_line(item: Evidence, lang: str) -> str:
-    line = f"- {_MARK[item.outcome.value]} {describe(item, lang)}"
+    line = f"- {_MARK[item.outcome]} {describe(item, lang)}"
     if item.decider is not None:
         line += f" ({t('decide.by', lang)}: {decider_words(item.decider, lang)})"
     return line
@@ -159,46 +208,52 @@ def _paren(text: str, lang: str) -> str:
     return f"（{text}）" if lang == "zh" else f" ({text})"
 
 
-def _confidence_line(match: Match, lang: str) -> str:
-    """Confidence in words, with what it means; the raw score is for JSON only."""
-    key = "conf.family" if match.entry.is_family else f"conf.{match.confidence}"
-    if key in ("conf.medium", "conf.low") and not any(e.outcome is Outcome.UNKNOWN for e in match.evidence):
-        key += ".complete"  # no input left to ask for: do not point at one
-    return f"**{t(match.confidence + '.confidence', lang)}** — {t(key, lang)}"
+def _confidence_line(match: Match, lang: str, asked: bool = False) -> str:
+    """Confidence in words, with what it means; the raw score is for JSON only.
+
+    The sentence follows the evidence printed with it: it points at "the inputs below" only when ``asked`` (the
+    answer lists an input that would settle this cause), and never says "some does not" when everything held.
+    """
+    key = "conf.family" if match.entry.is_family else f"conf.{match.confidence.value}"
+    if key in ("conf.medium", "conf.low"):
+        own = [e for e in match.evidence if e.kind != "error"]
+        if any(e.outcome is Outcome.UNKNOWN for e in own):
+            key += "" if asked else ".unasked"
+        elif any(e.outcome is Outcome.FAILED for e in own):
+            key += ".complete"
+        else:
+            key += ".all"  # everything held: there is just not much of it
+    return f"**{t(match.confidence.value + '.confidence', lang)}** — {t(key, lang)}"
 
 
-def _deciding(match: Match, limit: int = 3) -> list[Evidence]:
-    """The few pieces of evidence that decided the answer: what held, heaviest first, then what counts against
-    it, then the unknowns worth settling. The error itself is shown apart."""
-
-    def rank(item: Evidence) -> tuple[int, float]:
-        order = {Outcome.HELD: 0, Outcome.FAILED: 1, Outcome.UNKNOWN: 2}[item.outcome]
-        return order, -item.weight
-
-    others = [e for e in match.evidence if e.kind != "error" and (e.outcome is not Outcome.UNKNOWN or e.weight >= 1.5)]
-    return sorted(others, key=rank)[:limit]
-
-
-def _verdict(match: Match, incident: Incident, lang: str, level: int = 1, where: list[str] | None = None) -> list[str]:
+def _verdict(
+    match: Match,
+    incident: Incident,
+    lang: str,
+    level: int = 1,
+    deciders: tuple[Decider, ...] = (),
+    where: list[str] | None = None,
+) -> list[str]:
     """The answer on one screen: cause and id, confidence, the error, where it broke, the deciding evidence, the
-    first fix."""
+    first fix. ``deciders`` are the inputs listed below the answer; ``where`` the location's lines."""
     entry = match.entry
     h = "#" * level
-    lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang), ""]
+    asked = any(entry.id in d.entries for d in deciders)
+    lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang, asked), ""]
     error = _error_line(incident) or next(
-        (code_span(e.observed) for e in match.evidence if e.kind == "error" and e.observed), ""
+        (code_span(seen_words(e.observed)) for e in match.evidence if isinstance(e.observed, TextSeen)), ""
     )
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
     lines += where or []
     if match.fixed is not None:
         lines += [f"> {t('fixed.note', lang, detail=describe(match.fixed, lang))}", ""]
-    deciding = _deciding(match)
-    if deciding:
-        lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in deciding), ""]
+    shown = deciding(match)
+    if shown:
+        lines += [_label("because", lang), "", *(_evidence_line(item, lang) for item in shown), ""]
     if entry.fix:
-        first = fill(entry.fix[0].get(lang), match.groups)
-        lines += [f"{_label('fix', lang)} {first}", ""]
+        step = entry.fix[applicable_step(entry, incident)]  # the first step whose `when` holds for this input
+        lines += [f"{_label('fix', lang)} {fill(step.get(lang), match.groups)}", ""]
     return lines
 
 
@@ -218,7 +273,9 @@ def _candidates(matches: tuple[Match, ...], lang: str) -> list[str]:
         return []
     lines = [_label("others", lang), ""]
     for m in matches:
-        lines.append(f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence + '.confidence', lang), lang)}")
+        lines.append(
+            f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence.value + '.confidence', lang), lang)}"
+        )
     return [*lines, ""]
 
 
@@ -240,7 +297,7 @@ def _none(report: Report, lang: str) -> list[str]:
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
         lines += where_lines(report.location, lang)
-        lines += [t("none.body", lang, what=t("none.error", lang, error=error.strip("`"))), ""]
+        lines += [t("none.body", lang), ""]
     else:
         lines += [t("none.noerror", lang, lines=incident.text.count("\n") + 1), ""]
     lines += [_read_line(incident, lang), "", t("none.next", lang), ""]
@@ -253,18 +310,20 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         lines = _none(report, lang)
     else:
         best = report.matches[0]
-        lines = _verdict(best, incident, lang, where=where_lines(report.location, lang))
+        lines = _verdict(best, incident, lang, deciders=report.deciders, where=where_lines(report.location, lang))
         lines += _candidates(report.matches[1:], lang)
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]
         if incident.notes:
-            lines += [_label("input.notes", lang), "", *(f"- {n}" for n in incident.notes), ""]
+            lines += [_label("input.notes", lang), "", *(f"- {note_words(n, lang)}" for n in incident.notes), ""]
         if details:
             lines += _match_details(best, lang)
             for match in report.matches[1:top]:
-                lines += ["---", "", *_verdict(match, incident, lang, level=2), *_match_details(match, lang)]
+                verdict = _verdict(match, incident, lang, level=2, deciders=report.deciders)
+                lines += ["---", "", *verdict, *_match_details(match, lang)]
         else:
             lines += [t("more", lang, id=best.entry.id), ""]
+    lines += history_lines(report, lang)
     if report.kb_problems:
         lines += [f"<!-- {t('kb.problems', lang)}: {len(report.kb_problems)} -->", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -280,6 +339,14 @@ def format_report(report: Report, lang: str = "en", top: int = 3, details: bool 
     return "\n---\n\n".join(_format_one(report, one, top, details) for one in _langs(lang))
 
 
+def _template(pattern: str, lang: str) -> str:
+    """A message pattern as its wording, each variable part (a named group) shown as "…", as in search."""
+    text = readable(pattern, lang)
+    for name in re.findall(r"\(\?P<(\w+)>", pattern):
+        text = text.replace(f"<{name}>", "…")
+    return text
+
+
 def format_entry(entry: KBEntry, lang: str = "en") -> str:
     """One entry on its own (``dtypefix show`` and the docs pages)."""
     blocks = []
@@ -289,14 +356,16 @@ def format_entry(entry: KBEntry, lang: str = "en") -> str:
         if not entry.is_active:
             meta.append(f"**{entry.status.value}**")
         lines += [" · ".join(meta), ""]
-        lines += ["```text", *dict.fromkeys(readable(e.pattern, one) for e in entry.errors), "```", ""]
+        lines += ["```text", *dict.fromkeys(_template(e.pattern, one) for e in entry.errors), "```", ""]
         if entry.affected:
-            lines += ["affected: " + ", ".join(f"{k} `{v}`" for k, v in entry.affected.items()), ""]
+            shown = ", ".join(f"{k} `{v}`" for k, v in entry.affected.items())
+            lines += [f"{t('affected', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.fixed_in:
-            lines += ["fixed in: " + ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items()), ""]
+            shown = ", ".join(f"{k} {v}" for k, v in entry.fixed_in.items())
+            lines += [f"{t('fixed_in', one)}{t('colon.inline', one)}{shown}", ""]
         if entry.messages:
             lines += [f"**{t('wording', one)}**", "", *(f"- {m}" for m in entry.messages), ""]
-        lines += entry_sections(entry, one, level=2)
+        lines += entry_sections(entry, one, example_groups(entry), level=2)
         blocks.append("\n".join(lines).rstrip() + "\n")
     return "\n---\n\n".join(blocks)
 
@@ -311,7 +380,7 @@ def format_check(report: Report, lang: str = "en", details: bool = False) -> str
         else:
             lines += [f"# {t('heading.check.clean', one)}", ""]
         if report.incident.notes:
-            lines += [_label("input.notes", one), "", *(f"- {n}" for n in report.incident.notes), ""]
+            lines += [_label("input.notes", one), "", *(f"- {note_words(n, one)}" for n in report.incident.notes), ""]
         for match in report.matches:
             lines += _verdict(match, report.incident, one, level=2)
             if details:
@@ -319,9 +388,7 @@ def format_check(report: Report, lang: str = "en", details: bool = False) -> str
         if report.conditional:
             lines += [f"## {t('check.conditional', one)}", ""]
             for match in report.conditional:
-                unknown = [
-                    describe(e, one) for e in match.evidence if e.decider is not None and e.kind in ("package", "env")
-                ]
+                unknown = [describe(e, one) for e in open_questions(match)]
                 lines.append(f"- `{match.entry.id}` {match.entry.title.get(one)}: {'; '.join(unknown)}")
             lines.append("")
             lines += _deciders(report, one)
@@ -338,6 +405,7 @@ def format_search(hits: list[SearchHit], query: str, lang: str) -> str:
     header = (t("column.id", one), t("column.title", one), t("column.field", one), t("score", one))
     lines = ["| " + " | ".join(header) + " |", "| --- | --- | --- | --- |"]
     lines += [
-        f"| `{h.entry.id}` | {h.entry.title.get(one)} | {h.field}: {h.snippet[:60]} | {h.score:g} |" for h in hits
+        f"| `{h.entry.id}` | {h.entry.title.get(one)} | {t('field.' + h.field, one)}: {h.snippet} | {h.score:g} |"
+        for h in hits
     ]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,23 @@ from typing import Any
 
 import yaml
 
-__all__ = ["canonical_text"]
+from dtypefix.matcher.conditions import KINDS
+
+__all__ = ["canonical_text", "condition_fields"]
+
+
+def condition_fields() -> list[str]:
+    """Every condition field in canonical order, merged from the kinds' own orders (:data:`KINDS`): a field new to
+    the list goes just before the first field that follows it in its kind (``key`` before ``op``)."""
+    order: list[str] = []
+    for kind in KINDS:
+        for position, name in enumerate(kind.fields):
+            if name in order:
+                continue
+            later = [order.index(f) for f in kind.fields[position + 1 :] if f in order]
+            order.insert(min(later) if later else len(order), name)
+    return [*order, "weight", "required"]
+
 
 _ORDER = {
     None: [
@@ -33,26 +49,11 @@ _ORDER = {
         "counter_examples",
     ],
     "title": ["en", "zh"],
-    "match": ["errors", "frames", "log", "packages", "configs", "env", "exclude"],
+    "match": [*(kind.key for kind in KINDS), "exclude"],
+    "exclude": [kind.key for kind in KINDS],
     "explanation": ["cause", "fix", "does_not_help", "notes"],
-    "condition": [
-        "type",
-        "message",
-        "file",
-        "function",
-        "code",
-        "pattern",
-        "name",
-        "spec",
-        "path",
-        "key",
-        "op",
-        "value",
-        "default",
-        "weight",
-        "required",
-    ],
-    "example": ["input", "configs", "freeze", "source", "note"],
+    "condition": condition_fields(),
+    "example": ["input", "configs", "freeze", "source", "step", "note"],
     "reference": ["url", "title"],
     "text": ["en", "zh"],
 }
@@ -103,15 +104,14 @@ def _ordered(value: Any, context: str | None) -> Any:
             sub = "exclude" if key == "exclude" else key
         elif context == "explanation":
             sub = "text" if key in ("cause", "notes") else key
+        elif context == "text" and key == "when":
+            sub = "match"  # a fix step's conditions are written as match's are
         elif context is None:
             sub = key if key in ("references", "examples", "counter_examples", "tags", "messages") else "plain"
         else:
             sub = "plain"
         out[key] = _ordered(value[key], sub)
     return out
-
-
-_ORDER["exclude"] = _ORDER["match"]
 
 
 def canonical_text(data: dict[str, Any]) -> str:

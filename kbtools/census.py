@@ -14,7 +14,20 @@ from pathlib import Path
 from dtypefix.matcher.catalog import Catalog
 from dtypefix.matcher.explain import explain
 
-__all__ = ["CensusRow", "census_dir", "load_census", "recognised_by", "template_regex"]
+__all__ = [
+    "OUT_OF_SCOPE",
+    "CensusRow",
+    "MinedRow",
+    "census_dir",
+    "instantiate",
+    "load_census",
+    "load_mined",
+    "mined_recognised",
+    "mined_summary",
+    "recognised_by",
+    "template_regex",
+    "triage",
+]
 
 _PLACEHOLDER = re.compile(r"\{[a-z_][a-z0-9_]*\}")
 
@@ -100,3 +113,238 @@ def recognised_by(row: CensusRow, catalog: Catalog) -> str | None:
     """The id of the entry that ranks first on the row's example, or None when nothing matches."""
     report = explain(row.text, catalog=catalog)
     return report.matches[0].entry.id if report.matches else None
+
+
+# --- Mined messages (census/mined/<library>.jsonl, written by kbtools/miner.py) ---------------------------------
+
+# Why a mined message is not ours to explain. Fixed list: the docs and the test name these keys.
+OUT_OF_SCOPE: dict[str, str] = {
+    "not-a-check": "help text, a log line or a string fragment: no check that fails",
+    "other-sense": "the word that looked like a dtype or device means something else here (half of, device-side)",
+    "shape": "shape, size, rank, stride or layout",
+    "index-range": "an index or value out of range",
+    "memory": "memory: allocation, out of memory, pinned or shared memory",
+    "install-or-build": "a missing extension, library, driver or build option",
+    "api-misuse": "an argument of the wrong kind (device string, ordinal, stream, option name)",
+    "complex-sparse-quantized": "complex, sparse or quantized-layout tensors, not a precision choice",
+    "internal": "an internal invariant or a runtime's own machinery (streams, events, graphs, profiler, compiler IR)",
+    "platform": "a hardware or platform capability (GPU generation, CUDA version, SM count, interconnect), no dtype",
+    "offload-or-parallel-config": "an offload, sharding or parallel-layout setting, not where a tensor is",
+}
+
+_DTYPE_WORDS = re.compile(
+    r"(?i:\bdtypes?\b|scalar[ _]?type|'half'|bfloat16|\bbf16\b|float16|\bfp16\b|float8|\bfp8\w*|\bf8e\w+|float32|\bfp32\b"
+    r"|\btf32\b|float64|\bfp64\b|\bfp4\b|mxfp\d|nvfp4|\bDT_[A-Z0-9_]+\b|\bprecision\b)|\bHalf\b|\bBFloat16\b|\bFloat8_\w+"
+)
+_DEVICE_WORDS = re.compile(r"(?i:\bdevices?\b|\bcuda\b|\bcpu\b|\bxpu\b|\bnpu\b|\bmps\b|\bhpu\b|\bmeta\b)")
+_CHECK_WORDS = re.compile(
+    r"(?i:\bmust\b|\bexpect(ed|s)?\b|\bshould\b|\brequires?\b|\brequired\b|not supported|unsupported|not implemented"
+    r"|\bonly (supports?|works?|accepts?|allowed|available)\b|\bcannot\b|can't|\bcan not\b|\binvalid\b|mismatch"
+    r"|(does|do|is|are)( not|n't) (support|match|allowed|compatible|implemented)|\bincompatible\b|\bunable\b"
+    r"|\bno kernel\b|\bnot (available|allowed)\b|\bneeds?\b|\bdisallowed\b|\bforbidden\b)"
+)
+# Out-of-scope rules, tried in order on messages that name no dtype or precision (device-only or neither).
+_OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "internal",
+        re.compile(r"INTERNAL ASSERT|(?i:\bstreams?\b|\bevents?\b|graph capture|cuda ?graph|profil|\bnvtx\b)"),
+    ),
+    ("memory", re.compile(r"(?i:out of memory|\bOOM\b|\bmemory\b|\ballocat|pinned|\bpin_memory\b|\bipc\b)")),
+    (
+        "install-or-build",
+        re.compile(
+            r"(?i:compiled|\bbuilt?\b|\bbuild\b|install|\bimport|extension|\blibrary\b|\bdriver\b|\bnvcc\b|\bnvrtc\b|\.so\b"
+            r"|\bversion\b|\bruntime\b|not (found|loaded)|\bsymbol\b|\bcupti\b|\bcudnn\b|\bnccl\b|\bmpi\b)"
+        ),
+    ),
+    (
+        "api-misuse",
+        re.compile(
+            r"(?i:device (string|ordinal|index|id|type at start)|device_(id|index|ids)\b|\bordinal\b|\bkwarg|argument"
+            r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bset_device\b|\bscheme\b)"
+        ),
+    ),
+    (
+        "offload-or-parallel-config",
+        re.compile(
+            r"(?i:offload|\bshard|tensor.parallel|\btp_size\b|\bpipeline.parallel|\branks?\b|\bnodes?\b|\bworld.size\b)"
+        ),
+    ),
+    (
+        "platform",
+        re.compile(
+            r"(?i:compute capability|\bsm_?\d+|\bSMs?\b|cuda \d+\.\d+|\b(turing|volta|ampere|hopper|blackwell|ada)\b|\bgpu\b|nvswitch|nvlink"
+            r"|\barch\b|architecture|environment without|\bneuron\b|multicast|\bB[23]00\b|\bH[12]00\b|\bA100\b|\brocm\b|\bhip\b|triton|\bnot available\b)"
+        ),
+    ),
+    (
+        "shape",
+        re.compile(
+            r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\bstrides?\b|contiguous|\bnumel\b|\bndim\b|\blayout\b|\baligned\b)"
+        ),
+    ),
+    ("index-range", re.compile(r"(?i:\bindex\b|out of (range|bounds)|\brange\b)")),
+)
+_COMPLEX = re.compile(r"(?i:\bcomplex\b|\bsparse\b|quantized tensor|\bqint|\bquint|\bmkldnn\b|\bnested tensor)")
+
+
+@dataclass(frozen=True)
+class MinedRow:
+    """One mined message (``census/mined/<library>.jsonl``) and how it was triaged."""
+
+    library: str
+    version: str
+    site: str
+    kind: str
+    type: str
+    template: str
+    scope: str
+    """``in`` (the KB must recognise it) or one of ``OUT_OF_SCOPE``'s keys."""
+
+    @property
+    def text(self) -> str:
+        """The template instantiated as a user would paste it: ``Type: message`` (or the message for a warning)."""
+        message = instantiate(self.template)
+        if self.kind == "warn":
+            return message
+        error = self.type or ("NotImplementedError" if "not implemented for" in message else "RuntimeError")
+        return f"{error}: {message}"
+
+
+_SHAPE = re.compile(
+    r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\brank-\d|\bstrides?\b|contiguous|\bnumel\b"
+    r"|\bndim\b|\bdivisible\b|\bdivide\b|\bmultiple of\b|\b\d+D\b|column-major|row-major|\baligned\b)"
+)
+# A message that names a precision only as a qualifier ("FP4 scale shape must be ...") is about the shape; one that
+# speaks of the dtype itself stays ours.
+_DTYPE_NOUN = re.compile(r"(?i:\bdtypes?\b|scalar.?types?|data.?types?|\bprecision\b|\btype\b|\bsame\b|\bmismatch)")
+_COMPILER_IR = re.compile(
+    r"&& \"|->get\w+\(|\bkLazy\b|failed to satisfy constraint|\bop attribute\b|\bop operand\b|\bop result\b|\bLLVM\b|\bMLIR\b"
+)
+
+
+def triage(template: str) -> str:
+    """``in`` when a mined message is ours (a failed check about a dtype, a precision or a device placement),
+    else the ``OUT_OF_SCOPE`` key that says why not."""
+    if not _CHECK_WORDS.search(template):
+        return "not-a-check"
+    if _COMPILER_IR.search(template) or "INTERNAL ASSERT" in template:
+        return "internal"
+    if re.search(
+        r"(?i:\bpip install\b|please install|\bnot installed\b|\bis not available\. please install|_HOME\b"
+        r"|unable to compile|include directory)",
+        template,
+    ):
+        return "install-or-build"
+    if _SHAPE.search(template) and not _DTYPE_NOUN.search(template):
+        return "shape"
+    if _COMPLEX.search(template) and not re.search(r"(?i:half|bfloat16|bf16|fp16|float16|fp8|float8)", template):
+        return "complex-sparse-quantized"
+    if _DTYPE_WORDS.search(template):
+        return "in"
+    if not _DEVICE_WORDS.search(template):
+        return "other-sense"
+    for reason, rule in _OUT_RULES:
+        if rule.search(template):
+            return reason
+    return "in"
+
+
+_FILL = (
+    (re.compile(r"(?i)dtype|type|precision|scalar"), "BFloat16"),
+    (re.compile(r"(?i)device|place|loc"), "cuda:0"),
+)
+
+
+def instantiate(template: str) -> str:
+    """A mined template with each ``{placeholder}`` filled: a dtype where the name (or the word before an unnamed
+    one) speaks of a type, a device where it speaks of a place, else a short name."""
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1) or template[max(0, match.start() - 16) : match.start()]
+        for rule, value in _FILL:
+            if rule.search(name):
+                return value
+        return "x"
+
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)?\}", fill, template)
+
+
+def load_mined(folder: Path) -> list[MinedRow]:
+    """Every mined message of ``<folder>/*.jsonl`` (``census/mined``), triaged; empty when nothing was mined."""
+    import json
+
+    rows: list[MinedRow] = []
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                data = json.loads(line)
+                rows.append(
+                    MinedRow(
+                        library=data["library"],
+                        version=str(data["version"]),
+                        site=data["site"],
+                        kind=data["kind"],
+                        type=data.get("type") or "",
+                        template=data["template"],
+                        scope=triage(data["template"]),
+                    )
+                )
+    return rows
+
+
+def mined_recognised(row: MinedRow, catalog: Catalog) -> str | None:
+    """The id of the entry that ranks first on an instantiated mined message, or None."""
+    report = explain(row.text, catalog=catalog)
+    return report.matches[0].entry.id if report.matches else None
+
+
+def mined_summary(mined: list[tuple[MinedRow, str | None]]) -> tuple[str, str]:
+    """The mined census as Markdown: a section for the census page (per library and version: mined, in scope,
+    recognised; out-of-scope reasons) and a page listing every in-scope message nothing recognises."""
+    by_release: dict[tuple[str, str], list[tuple[MinedRow, str | None]]] = {}
+    for row, top in mined:
+        by_release.setdefault((row.library, row.version), []).append((row, top))
+    in_scope = [(r, t) for r, t in mined if r.scope == "in"]
+    recognised = sum(1 for _, t in in_scope if t)
+    share = f"{100 * recognised / len(in_scope):.1f} %" if in_scope else "—"
+    section = [
+        "## Mined from the released code",
+        "",
+        f"`kbtools/miner.py` read {len(by_release)} releases (wheels, an sdist, tags; `census/mined/sources.yaml` "
+        f"says which, and why a library could not be read) and kept {len(mined)} raise sites, checks, asserts, "
+        f"warnings and compiled strings whose message speaks of a dtype, a precision or a device. {len(in_scope)} are "
+        f"in scope (a failed check about a dtype, a precision or a device placement); {recognised} of them "
+        f"({share}) get an answer when instantiated and explained; the rest are listed in "
+        "[census-mined.md](census-mined.md). Out of scope, by reason: "
+        + ", ".join(
+            f"{reason} {sum(1 for r, _ in mined if r.scope == reason)}"
+            for reason in OUT_OF_SCOPE
+            if any(r.scope == reason for r, _ in mined)
+        )
+        + " (reasons: "
+        + "; ".join(f"`{k}`: {v}" for k, v in OUT_OF_SCOPE.items())
+        + ").",
+        "",
+        "| library | version | mined | in scope | recognised | share |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for (library, version), rows in sorted(by_release.items()):
+        scoped = [t for r, t in rows if r.scope == "in"]
+        good = sum(1 for t in scoped if t)
+        pct = f"{100 * good / len(scoped):.1f} %" if scoped else "—"
+        section.append(f"| {library} | {version} | {len(rows)} | {len(scoped)} | {good} | {pct} |")
+    missed = [
+        "# Mined messages not yet recognised",
+        "",
+        'In-scope messages of `census/mined/` that meet "no known cause" when instantiated '
+        "(`kbtools/census.py`, `instantiate`). Each is a wording for an entry to learn.",
+        "",
+        "| library | version | site | message |",
+        "| --- | --- | --- | --- |",
+    ]
+    for row, top in in_scope:
+        if not top:
+            text = row.text[:200].replace("|", "\\|").replace("`", "'")
+            missed.append(f"| {row.library} | {row.version} | {row.site.replace('|', '/')} | `{text}` |")
+    return "\n".join(section) + "\n", "\n".join(missed) + "\n"

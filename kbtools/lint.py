@@ -2,8 +2,9 @@
 
 Explaining forgives a broken entry; lint does not. Each problem names ``file:line`` so a contributor can jump
 to it. The checks: schema, RE2-safe patterns, both languages really present, well-formed references, unique
-ids that the ledger (``kb/ids.txt``) says were never given to another slug, canonical formatting, and the
-entry's own examples ranking it first while its counter-examples do not.
+ids that the ledger (``kb/ids.txt``) says were never given to another slug, canonical formatting, version
+bounds that cite their source (``bounds.py``), proof records that establish what the entry states (``proofs.py``), and
+the entry's own examples ranking it first while its counter-examples do not.
 """
 
 from __future__ import annotations
@@ -18,19 +19,22 @@ from urllib.parse import urlparse
 import yaml
 
 from dtypefix.matcher.catalog import Catalog, entry_files, read_entry_mapping
-from dtypefix.matcher.entry import EntryError, Example, KBEntry, entry_from_mapping
+from dtypefix.matcher.entry import EntryError, Example, KBEntry, applicable_step, entry_from_mapping
 from dtypefix.matcher.explain import explain_incident, incident_from
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.result import Match
 
 from .bounds import bound_problems
 from .canonical import canonical_text
+from .census import census_dir, load_census
 from .ids import read_ledger
+from .proofs import load_proofs, proof_problems, proofs_dir
 
 __all__ = [
     "LintProblem",
     "comment_cuts",
     "lint_paths",
+    "placeholder_url",
     "run_example",
 ]
 
@@ -111,6 +115,21 @@ def _texts(data: dict[str, Any]) -> Iterable[tuple[list[str | int], dict[str, st
         yield ["explanation", "notes"], explanation["notes"]
 
 
+# Issue and pull-request numbers start at 1; OWNER/REPO and example.com are what a skeleton or a copy leaves behind.
+_PLACEHOLDER_PATH = re.compile(r"^/owner/repo(?:/|$)|/(?:issues|pull|discussions)/0*(?:/|$)", re.I)
+_PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net", "localhost")
+
+
+def placeholder_url(url: str) -> bool:
+    """Whether ``url`` is a placeholder (``https://github.com/OWNER/REPO/issues/0``, ``https://example.com``)
+    rather than a real page."""
+    parsed = urlparse(url)
+    host = parsed.netloc.lower().split(":")[0]
+    if host in _PLACEHOLDER_HOSTS or host.endswith((".example", ".invalid", ".test")):
+        return True
+    return bool(_PLACEHOLDER_PATH.search(parsed.path)) or "TODO" in url
+
+
 def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     problems = []
     for keys, value in _texts(data):
@@ -128,6 +147,24 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
                     path, _line_of(text, ["references", i, "url"]), f"references[{i}].url: not a well-formed https URL"
                 )
             )
+        elif placeholder_url(ref["url"]):
+            problems.append(
+                LintProblem(
+                    path,
+                    _line_of(text, ["references", i, "url"]),
+                    f"references[{i}].url: a placeholder ({ref['url']}), not the page that establishes the cause",
+                )
+            )
+    for group in ("examples", "counter_examples"):
+        for i, example in enumerate(data[group]):
+            if placeholder_url(example["source"]):
+                problems.append(
+                    LintProblem(
+                        path,
+                        _line_of(text, [group, i, "source"]),
+                        f"{group}[{i}].source: a placeholder ({example['source']}), not where the example comes from",
+                    )
+                )
     folder = path.with_suffix("")
     for group in ("examples", "counter_examples"):
         for i, example in enumerate(data[group]):
@@ -163,13 +200,51 @@ def run_example(example: Example, catalog: Catalog) -> list[Match]:
     return list(explain_incident(_example_incident(example), catalog).matches)
 
 
+def _steps(entry: KBEntry, text: str, picked: set[int]) -> list[LintProblem]:
+    """Each conditional fix step is shown first for at least one real example (else its ``when`` is untested);
+    an example's ``step`` names a step that exists."""
+    problems = []
+    for i, step in enumerate(entry.fix):
+        if step.when and i + 1 not in picked:
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    _line_of(text, ["explanation", "fix", i, "when"]),
+                    f"explanation.fix[{i}].when: no example's answer shows this step first; add the real log it is for "
+                    "(with `step:`)",
+                )
+            )
+    for i, example in enumerate(entry.examples):
+        if example.step > len(entry.fix):
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    _line_of(text, ["examples", i]),
+                    f"examples[{i}].step: {example.step}, but the entry has {len(entry.fix)} fix step(s)",
+                )
+            )
+    return problems
+
+
 def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     problems = []
+    picked: set[int] = set()
     for i, example in enumerate(entry.examples):
         if not example.input.is_file():
             continue
         incident = _example_incident(example)
         line = _line_of(text, ["examples", i])
+        shown = applicable_step(entry, incident) + 1
+        picked.add(shown)
+        if shown != example.step:
+            problems.append(
+                LintProblem(
+                    entry.path,
+                    line,
+                    f"examples[{i}] ({example.input.name}): the answer shows fix step {shown} first; "
+                    f"the example says step {example.step}",
+                )
+            )
         problems += [LintProblem(entry.path, line, f"examples[{i}]: {note}") for note in incident.notes]
         matches = list(explain_incident(incident, catalog).matches)
         if not matches or matches[0].entry.id != entry.id:
@@ -190,6 +265,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
                         f"examples[{i}] ({example.input.name}): also claimed with high confidence by {other.entry.id}",
                     )
                 )
+    problems += _steps(entry, text, picked)
     for i, example in enumerate(entry.counter_examples):
         if not example.input.is_file():
             continue
@@ -205,11 +281,31 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     return problems
 
 
+def _proof_problems(roots: set[Path], whole: set[Path], linted: dict[str, KBEntry]) -> list[LintProblem]:
+    """Proof records (``proofs/`` beside the KB) that contradict or do not establish the claim they back.
+
+    A record about an entry is checked when that entry is linted; census records when the whole KB is.
+    """
+    problems: list[LintProblem] = []
+    for root in sorted(roots):
+        census = load_census(census_dir(root)) if root in whole else []
+        for proof in load_proofs(proofs_dir(root)):
+            census_subject = proof.subject.startswith("census:")
+            if (census_subject and root not in whole) or (not census_subject and proof.subject not in linted):
+                continue
+            text = proof.path.read_text(encoding="utf-8")
+            line = _line_of(text, ["records", proof.index])
+            for problem in proof_problems(proof, linted, census):
+                problems.append(LintProblem(proof.path, line, f"{proof.subject} {proof.claim}: {problem}"))
+    return problems
+
+
 def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
     """Lint the entries under ``paths`` (files or KB folders) against ``catalog`` (the KB they live in)."""
     ledgers: dict[Path, dict[str, str]] = {}
     problems: list[LintProblem] = []
     seen_ids: dict[str, Path] = {}
+    linted: dict[str, KBEntry] = {}
     files: list[tuple[Path, str]] = []
     for root in paths:
         files.extend(entry_files(Path(root)))
@@ -234,6 +330,7 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
         elif other is not None and other.path.resolve() != path.resolve():
             problems.append(LintProblem(path, id_line, f"id {entry.id} is also used by {other.path}"))
         seen_ids[entry.id] = path
+        linted[entry.id] = entry
         root = path.parent.parent  # each KB (built-in or private) keeps its own ledger
         ledger = ledgers.setdefault(root, read_ledger(root))
         if ledger and entry.id in ledger and ledger[entry.id] != slug:
@@ -244,8 +341,10 @@ def lint_paths(paths: Iterable[Path], catalog: Catalog) -> list[LintProblem]:
             problems.append(LintProblem(path, id_line, f"id {entry.id} is not in kb/ids.txt: add `{entry.id} {slug}`"))
         if entry.is_active and entry.id in by_id:
             problems.extend(_examples(by_id[entry.id], text, catalog))
+    kb_roots = {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}
+    problems.extend(_proof_problems({p.parent.parent.resolve() for p, _ in files}, kb_roots, linted))
     present = {slug for _, slug in files}
-    for root in {Path(p).resolve() for p in paths if Path(p).is_dir() and (Path(p) / "ids.txt").is_file()}:
+    for root in kb_roots:
         for entry_id, slug in read_ledger(root).items():
             if slug not in present:
                 message = f"{entry_id} {slug}: entry deleted; retire it (status: retired) instead"

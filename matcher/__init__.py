@@ -10,7 +10,7 @@ Errors (the matcher never lets anything else escape for bad *input*; these are f
     ValueError
     ├── ConfigError   a config that cannot be read (configs.py); explain() turns it into a note on the Incident
     ├── EntryError    a KB entry that cannot be used: path, field, problem (and line); raised where the YAML
-    │                 becomes conditions (conditions.py, entry.py, catalog.py); load_catalog() collects these as
+    │                 becomes conditions (conditions/, entry.py, catalog.py); load_catalog() collects these as
     │                 Catalog.problems, lint reports them as file:line: field: problem
     └── PatternError  a KB regex that RE2 refuses (regex.py); surfaces as an EntryError
 
@@ -38,23 +38,32 @@ from .evidence import Evidence, Outcome, Reason
 from .explain import check, explain, explain_incident
 from .facts import Input
 from .incident import Incident, build_incident
-from .result import Decider, Match, Report
+from .observation import FrameSeen, Note, Observation, Origin, Place, TextSeen, ValueSeen
+from .result import Confidence, Decider, Match, Report
 
 __all__ = [
     "Catalog",
+    "Confidence",
     "Config",
     "ConfigError",
     "Decider",
     "EntryError",
     "Evidence",
+    "FrameSeen",
     "Incident",
     "Input",
     "KBEntry",
     "Match",
+    "Note",
+    "Observation",
+    "Origin",
     "Outcome",
+    "Place",
     "Reason",
     "Report",
     "Text",
+    "TextSeen",
+    "ValueSeen",
     "build_incident",
     "check",
     "explain",

@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Config", "ConfigError", "detect_kind", "find_embedded", "lookup", "parse_config"]
+from .regex import lazy_regex
+
+__all__ = ["Config", "ConfigError", "detect_kind", "find_embedded", "parse_config"]
 
 _MAX_CONFIG_BYTES = 4 << 20
 _MAX_NODES = 200_000
@@ -36,14 +38,14 @@ class Config:
     """One parsed config and what it is."""
 
     kind: str
-    """``deepspeed``, ``accelerate``, ``axolotl``, ``llamafactory`` or ``trainer``."""
+    """A namespace of :data:`.facts.NAMESPACES` that reads config files (``deepspeed``, ``torchtune`` ...)."""
     data: dict[str, Any] = field(repr=False)
     origin: str
     """A file name, or ``pasted`` when it was found inside the log."""
 
 
 # --------------------------------------------------------------------------------------------------- reading
-_TOKEN = re.compile(
+_TOKEN = lazy_regex(
     r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\')|(?P<punct>[{}\[\]:,])'
     r"|(?P<word>[A-Za-z_+\-.0-9][\w+\-.]*)|(?P<comment>//[^\n]*|#[^\n]*|/\*.*?\*/))",
     re.DOTALL,
@@ -166,7 +168,7 @@ def _count_nodes(value: Any, budget: list[int], depth: int = 0) -> None:
             _count_nodes(item, budget, depth + 1)
 
 
-_YAML_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]+")
+_YAML_ALIAS = lazy_regex(r"(?:^|[\s\[{,:-])\*[^\s,\]}]+")
 
 
 def _read_yaml(text: str) -> dict[str, Any]:
@@ -234,7 +236,7 @@ def _yaml_depth(text: str) -> int:
 
 def detect_kind(data: dict[str, Any]) -> str | None:
     """Which tool a parsed config belongs to, from the keys only that tool uses (see :data:`.facts.NAMESPACES`)."""
-    from .facts import NAMESPACES  # the registry imports this module for lookup()
+    from .facts import NAMESPACES  # the registry's detect functions; facts imports nothing of this module
 
     keys = set(data)
     return next((ns.name for ns in NAMESPACES.values() if ns.detect is not None and ns.detect(keys, data)), None)
@@ -278,26 +280,13 @@ def _check_json(text: str) -> None:
         raise ConfigError(f"nested deeper than {_MAX_DEPTH} levels") from None
 
 
-def lookup(data: Any, path: str) -> tuple[bool, Any]:
-    """Follow a dotted path through nested mappings: ``(True, value)`` when present, ``(False, None)`` when not."""
-    current = data
-    for part in path.split("."):
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            return False, None
-    return True, current
-
-
 # --------------------------------------------------------------------------------------------------- embedded
-_FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
-_YAML_LINE = re.compile(r"^\s*-?\s*[A-Za-z_][\w.-]*:(?:\s.*)?$")
+_FENCE = lazy_regex(r"^\s*(```|~~~)[\w+-]*\s*$")
+_YAML_LINE = lazy_regex(r"^\s*-?\s*[A-Za-z_][\w.-]*:(?:\s.*)?$")
 # `accelerate env`: "- `Accelerate` default config:" (newer) / "- `Accelerate` configs:" followed by "\t- key: value".
-_ACCELERATE_ENV_CONFIG = re.compile(r"^\s*-\s+`?Accelerate`?\s+(?:default\s+)?configs?:\s*$", re.IGNORECASE)
-_TRAINING_ARGS = re.compile(r"TrainingArguments\($|^\s*(?:Training|Seq2SeqTraining)Arguments\($")
-_KWARG_LINE = re.compile(r"^\s*(?P<key>[a-z_][a-z0-9_]*)=(?P<value>.*?),?\s*$")
+_ACCELERATE_ENV_CONFIG = lazy_regex(r"^\s*-\s+`?Accelerate`?\s+(?:default\s+)?configs?:\s*$", re.IGNORECASE)
+_TRAINING_ARGS = lazy_regex(r"TrainingArguments\($|^\s*(?:Training|Seq2SeqTraining)Arguments\($")
+_KWARG_LINE = lazy_regex(r"^\s*(?P<key>[a-z_][a-z0-9_]*)=(?P<value>.*?),?\s*$")
 _MAX_BLOCK_LINES = 1500
 
 

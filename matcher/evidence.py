@@ -1,20 +1,22 @@
 """Evidence: one condition of an entry checked against one incident, as data the renderers put into words.
 
 The matcher never writes sentences: an :class:`Evidence` says *which* condition, *what* came out
-(:class:`Outcome`), *why* (:class:`Reason`), what the input showed and where. ``cli/evidence_words.py`` turns that
-into English or Chinese; the JSON output carries it as fields.
+(:class:`Outcome`), *why* (:class:`Reason`), what the input showed (a typed :mod:`.observation`) and where
+(:class:`~.observation.Place`). ``cli/evidence_words.py`` turns that into English or Chinese; the JSON output
+carries it as fields.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .conditions import Condition
+    from .incident import Incident
+    from .observation import Observation, Place
 
-__all__ = ["Evidence", "Outcome", "Reason"]
+__all__ = ["Condition", "Evidence", "Outcome", "Reason"]
 
 
 class Outcome(str, Enum):
@@ -54,6 +56,31 @@ class Reason(str, Enum):
     """The installed version already contains the fix."""
 
 
+class Condition(Protocol):
+    """What scoring and rendering ask of any condition, whatever its kind (one module each in :mod:`.conditions`)."""
+
+    @property
+    def kind(self) -> str:
+        """The evidence kind (``frame``, ``config`` ...): the JSON ``kind`` and the key of its words."""
+
+    @property
+    def weight(self) -> float: ...
+
+    @property
+    def required(self) -> bool:
+        """A required condition that fails removes the entry."""
+
+    @property
+    def decider(self) -> str:
+        """The input that would settle it when unknown (an :class:`~dtypefix.matcher.facts.Input` key)."""
+
+    @property
+    def label(self) -> str:
+        """The condition in code form, for machines (JSON); readers get :mod:`dtypefix.cli.evidence_words`."""
+
+    def evaluate(self, incident: Incident) -> Evidence: ...
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One condition of an entry, checked against the incident."""
@@ -61,12 +88,10 @@ class Evidence:
     condition: Condition
     outcome: Outcome
     reason: Reason
-    observed: str = ""
-    """What the input showed: the value, version, frame (``path:line in function``) or matched text."""
-    source: str = ""
-    """Where it was read: a config's file name, ``pip freeze``, ``launch command``, ``log``, ``traceback``."""
-    auto: str = ""
-    """For a DeepSpeed ``"auto"`` value: the source it was resolved from; empty otherwise."""
+    observed: Observation | None = None
+    """What the input showed: a frame, a value or version, or the matched text; None when nothing was seen."""
+    where: Place | None = None
+    """Where it was read (also for a config that was given without the key); None when nothing says."""
 
     @property
     def weight(self) -> float:

@@ -1,23 +1,27 @@
 """The pipeline in one place: text -> Incident -> scored matches -> Report.
 
 This is the public entry point for scripts and editors (``from dtypefix.matcher import explain``). It reads no
-files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+input files and prints nothing: callers pass text and get typed results, the same data the JSON output carries.
+The one thing it reads is the knowledge base (and its cache) when no :class:`Catalog` is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
+from .history import FrameHistory, fix_history
 from .incident import Incident, build_incident
 from .location import locate
+from .notices import notices_only
+from .observation import Note
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
 from .score import check_entries, deciders, score_entries, unknown_inputs
+from .traceback import Stack
 
 __all__ = ["check", "explain", "explain_incident", "incident_from"]
 
@@ -31,7 +35,12 @@ ConfigInput = Config | str | tuple[str, str]
 
 
 def incident_from(
-    text: str, *, freeze: str | Sequence[str] = (), configs: Iterable[ConfigInput] = (), notes: Iterable[str] = ()
+    text: str,
+    *,
+    freeze: str | Sequence[str] = (),
+    configs: Iterable[ConfigInput] = (),
+    notes: Iterable[Note] = (),
+    environment: str = "",
 ) -> Incident:
     """The one path from raw inputs to an :class:`Incident`, for every command and the API.
 
@@ -41,12 +50,12 @@ def incident_from(
     """
     freeze_texts = [freeze] if isinstance(freeze, str) else list(freeze)
     parsed, problems = _configs(configs)
-    return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems])
+    return build_incident(text, freeze=freeze_texts, configs=parsed, notes=[*notes, *problems], environment=environment)
 
 
-def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
+def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[Note]]:
     parsed: list[Config] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for index, item in enumerate(configs):
         if isinstance(item, Config):
             parsed.append(item)
@@ -55,7 +64,7 @@ def _configs(configs: Iterable[ConfigInput]) -> tuple[list[Config], list[str]]:
         try:
             parsed.append(parse_config(text, origin))
         except ConfigError as exc:
-            notes.append(f"{origin}: {exc}")
+            notes.append(Note(origin, exc.problem, exc.line))
     return parsed, notes
 
 
@@ -71,12 +80,22 @@ def _words(incident: Incident) -> set[str]:
 def explain_incident(incident: Incident, catalog: Catalog, top: int | None = None) -> Report:
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
-    if incident.error_line_missing:
-        # Proposed from the frames (and a raise shown in them) without the error itself: low at most.
-        matches = [replace(m, confidence="low") for m in matches]
+    if notices_only(incident, matches):
+        matches = []  # a healthy run's deprecation notices: nothing to explain (notices.py)
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
-    return Report(incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, location=locate(incident))
+    return Report(
+        incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, history=_history(incident),
+        location=locate(incident),
+    )
+
+
+def _history(incident: Incident) -> tuple[FrameHistory, ...]:
+    """Later releases that changed the failing stack's library code; none when the stack has no frames."""
+    primary = incident.primary
+    if not isinstance(primary, Stack) or not primary.frames:
+        return ()
+    return fix_history(primary.frames, incident.packages)
 
 
 def explain(
@@ -104,14 +123,16 @@ def check(
     flags: str = "",
     catalog: Catalog | None = None,
     kb_dirs: Iterable[Path] = (),
+    environment: str = "",
 ) -> Report:
     """Pre-flight: known-bad configurations, before anything has crashed.
 
-    ``flags`` is a launch command line, or just its flags (``"--bf16 True --deepspeed ds.json"``).
+    ``flags`` is a launch command line, or just its flags (``"--bf16 True --deepspeed ds.json"``); ``environment``
+    the running interpreter's packages (see :func:`incident_from`).
     """
     if flags.lstrip().startswith("-"):
         flags = "python train.py " + flags  # flags are read from launch lines: give bare flags one
-    incident = incident_from(flags, freeze=freeze, configs=configs)
+    incident = incident_from(flags, freeze=freeze, configs=configs, environment=environment)
     loaded = _catalog(catalog, kb_dirs)
     findings, conditional = check_entries(loaded.checkable(), incident)
     return Report(

@@ -13,13 +13,13 @@ values come from, which input decides; the docs tables and the renderers' wordin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from .configs import lookup
+from .observation import Origin, Place
+from .regex import lazy_regex
 
 if TYPE_CHECKING:
     from .incident import Incident
@@ -34,6 +34,7 @@ __all__ = [
     "ValueType",
     "config_fact",
     "env_fact",
+    "lookup",
     "namespace_of",
 ]
 
@@ -53,13 +54,18 @@ class Input:
 
 
 class ValueType(str, Enum):
-    """What kind of value a fact holds, so that lint can refuse ``op: <`` against ``value: sm89``."""
+    """What kind of value a fact holds, so that lint can refuse a comparison that can never hold (``op: <``
+    against ``value: sm89``, ``precision.fp16 == "yes"``, ``os == mac``)."""
 
     ANY = "any"
+    """A tool's own config key: whatever the tool accepts."""
     BOOL = "bool"
     NUMBER = "number"
     TEXT = "text"
+    WORD = "word"
+    """One of a closed set of words (:attr:`EnvKey.words`)."""
     LIST = "list"
+    """A list of texts; ``==`` holds when any item is equal."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +75,14 @@ class Fact:
     known: bool
     """False when the input says nothing about it (no such config, no version)."""
     value: Any = None
-    source: str = ""
-    """Where the value was read (``ds_config.json``, ``launch command``, ``log``)."""
+    where: Place | None = None
+    """Where the value (or the config that lacks it) was read."""
     kind_present: bool = False
     """For config paths: a config of that kind was given, but the key was absent."""
-    auto: str = ""
-    """For a DeepSpeed ``"auto"``: where it was resolved from, or ``"unresolved"``; empty for plain values."""
+    auto: Place | None = None
+    """For a DeepSpeed ``"auto"`` that was resolved: where its value came from."""
+    unresolved: bool = False
+    """For a DeepSpeed ``"auto"`` that nothing in the input resolves."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,8 @@ class Namespace:
     """For a config file: whether a parsed file is this tool's, from its top-level keys (first match wins)."""
     decided_by: str = ""
     """The input that settles an unknown key; a config file's own (``<name>-config``) when empty."""
+    type: ValueType = ValueType.ANY
+    """What every key of a derived namespace holds (``precision.bf16`` is true or false)."""
 
     @property
     def decider(self) -> str:
@@ -109,6 +119,21 @@ class EnvKey:
     type: ValueType
     resolve: Callable[[Incident], Any]
     """The value, or None when the input does not say."""
+    words: tuple[str, ...] = ()
+    """For :attr:`ValueType.WORD`: every value it can hold."""
+
+
+def lookup(data: Any, path: str) -> tuple[bool, Any]:
+    """Follow a dotted path through nested mappings: ``(True, value)`` when present, ``(False, None)`` when not."""
+    current = data
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return False, None
+    return True, current
 
 
 def _from_configs(kind: str) -> Callable[[Incident, str], Fact]:
@@ -123,37 +148,37 @@ def _from_configs(kind: str) -> Callable[[Incident, str], Fact]:
                 found, value = lookup(config.data, "bfloat16." + key[5:])  # DeepSpeed's older alias, still read
             if found:
                 if kind == "deepspeed" and value == "auto" and key in ("fp16.enabled", "bf16.enabled"):
-                    return _resolve_auto(incident, key.split(".")[0], config.origin)
-                return Fact(True, value, config.origin)
+                    return _resolve_auto(incident, key.split(".")[0], Place.of_config(config.origin))
+                return Fact(True, value, Place.of_config(config.origin))
         return Fact(False, kind_present=present)
 
     return resolve
 
 
-def _resolve_auto(incident: Incident, precision: str, origin: str) -> Fact:
+def _resolve_auto(incident: Incident, precision: str, origin: Place) -> Fact:
     # The HF Trainer fills DeepSpeed "auto" from its own --bf16/--fp16; without them "auto" is unknown.
     for path in (f"trainer.{precision}", f"flags.{precision}", f"axolotl.{precision}", f"llamafactory.{precision}"):
         fact = config_fact(incident, path)
         if fact.known and isinstance(fact.value, bool):
-            return Fact(True, fact.value, origin, auto=fact.source)
-    return Fact(False, source=origin, kind_present=True, auto="unresolved")
+            return Fact(True, fact.value, origin, auto=fact.where)
+    return Fact(False, where=origin, kind_present=True, unresolved=True)
 
 
 def _flags(incident: Incident, key: str) -> Fact:
     if key in incident.launch.flags:
-        return Fact(True, incident.launch.flags[key], "launch command")
+        return Fact(True, incident.launch.flags[key], Place(Origin.LAUNCH))
     return Fact(False, kind_present=bool(incident.launch.flags))
 
 
 def _precision(incident: Incident, name: str) -> Fact:
-    says_true: list[str] = []
-    says_other: list[str] = []
+    says_true: list[Place | None] = []
+    says_other: list[Place | None] = []
     for source in ("deepspeed", "trainer", "flags", "axolotl", "llamafactory"):
         fact = config_fact(incident, f"{source}.{name}.enabled" if source == "deepspeed" else f"{source}.{name}")
         if fact.known and fact.value is True:
-            says_true.append(fact.source)
+            says_true.append(fact.where)
         elif fact.known and fact.value is False:
-            says_other.append(fact.source)
+            says_other.append(fact.where)
     for source in (
         "accelerate.mixed_precision",
         "flags.mixed_precision",
@@ -162,7 +187,7 @@ def _precision(incident: Incident, name: str) -> Fact:
     ):
         fact = config_fact(incident, source)
         if fact.known and isinstance(fact.value, str) and fact.value.lower() != "auto":
-            (says_true if fact.value.lower() == name else says_other).append(fact.source)
+            (says_true if fact.value.lower() == name else says_other).append(fact.where)
     if says_true:
         return Fact(True, True, says_true[0])
     if says_other:
@@ -171,9 +196,9 @@ def _precision(incident: Incident, name: str) -> Fact:
 
 
 _MODEL_HINTS = {
-    "load_in_8bit": re.compile(r"load_in_8bit\s*[=:]\s*True|load_in_8bit:\s*true"),
-    "load_in_4bit": re.compile(r"load_in_4bit\s*[=:]\s*True|load_in_4bit:\s*true"),
-    "device_map_auto": re.compile(r"device_map\s*=\s*[\"']auto[\"']|device_map:\s*auto"),
+    "load_in_8bit": lazy_regex(r"load_in_8bit\s*[=:]\s*True|load_in_8bit:\s*true"),
+    "load_in_4bit": lazy_regex(r"load_in_4bit\s*[=:]\s*True|load_in_4bit:\s*true"),
+    "device_map_auto": lazy_regex(r"device_map\s*=\s*[\"']auto[\"']|device_map:\s*auto"),
 }
 
 
@@ -181,10 +206,10 @@ def _model(incident: Incident, name: str) -> Fact:
     for source in (f"axolotl.{name}", f"llamafactory.{name}", f"flags.{name}", f"trainer.{name}"):
         fact = config_fact(incident, source)
         if fact.known and isinstance(fact.value, bool):
-            return Fact(True, fact.value, fact.source)
+            return Fact(True, fact.value, fact.where)
     pattern = _MODEL_HINTS.get(name)
     if pattern is not None and pattern.search(incident.text):
-        return Fact(True, True, "log")
+        return Fact(True, True, Place(Origin.LOG))
     return Fact(False)
 
 
@@ -289,6 +314,7 @@ NAMESPACES: dict[str, Namespace] = {
             _precision,
             keys=("bf16", "fp16", "fp8"),
             decided_by=Input.LAUNCH,
+            type=ValueType.BOOL,
         ),
         Namespace(
             "model",
@@ -298,6 +324,7 @@ NAMESPACES: dict[str, Namespace] = {
             _model,
             keys=tuple(_MODEL_HINTS),
             decided_by=Input.LAUNCH,
+            type=ValueType.BOOL,
         ),
     )
 }
@@ -345,7 +372,13 @@ ENV_KEYS: dict[str, EnvKey] = {
             ValueType.TEXT,
             lambda i: i.hardware.cuda_device_order or i.launch.env.get("CUDA_DEVICE_ORDER"),
         ),
-        EnvKey("os", "operating system (`linux`, `windows`, `macos`)", ValueType.TEXT, lambda i: i.hardware.os),
+        EnvKey(
+            "os",
+            "operating system (`linux`, `windows`, `macos`)",
+            ValueType.WORD,
+            lambda i: i.hardware.os,
+            ("linux", "windows", "macos"),
+        ),
         EnvKey(
             "device.mps",
             "`true` when the input shows an Apple MPS device",
@@ -373,4 +406,4 @@ def env_fact(incident: Incident, key: str) -> Fact:
     """Look up a hardware / environment key."""
     spec = ENV_KEYS.get(key)
     value = spec.resolve(incident) if spec is not None else None
-    return Fact(value is not None, value, "log" if value is not None else "")
+    return Fact(value is not None, value, Place(Origin.LOG) if value is not None else None)

@@ -6,18 +6,19 @@ and it is often the only place the config file's name appears.
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from .regex import lazy_regex
+
 __all__ = ["LaunchFlags", "parse_flags"]
 
-_LAUNCHER = re.compile(
+_LAUNCHER = lazy_regex(
     r"(?:^|[\s/$>])(?:python[\d.]*|torchrun|deepspeed|accelerate\s+launch|accelerate-launch|llamafactory-cli|"
     r"axolotl(?:\.cli\.train)?|srun|mpirun|tune\s+run|trl)\b.*\s--?[A-Za-z]"
 )
-_ENV_ASSIGN = re.compile(r"^(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S*)$")
+_ENV_ASSIGN = lazy_regex(r"^(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S*)$")
 _MAX_LINE = 8192
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
 
 __all__ = ["Hardware", "compute_capability", "parse_hardware"]
 
 # (pattern on the card's name, compute capability). First match wins: specific names before families.
-_CAPABILITIES: tuple[tuple[re.Pattern[str], float], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), cc)
+_CAPABILITIES: tuple[tuple[LazyRegex, float], ...] = tuple(
+    (lazy_regex(pattern, re.IGNORECASE), cc)
     for pattern, cc in (
         (r"\bB200\b|\bGB200\b|\bB100\b", 10.0),
         (r"RTX\s*50[5-9]0(?!\d)", 12.0),
@@ -36,41 +37,46 @@ _CAPABILITIES: tuple[tuple[re.Pattern[str], float], ...] = tuple(
     )
 )
 _GPU_LINES = (
-    re.compile(r"^GPU \d+: (?P<name>.+?)(?: \(UUID: [^)]*\))?$"),  # collect_env, nvidia-smi -L
-    re.compile(r"^\|\s+\d+\s+(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)[^|]*?)\s+(?:On|Off)\s+\|"),  # nvidia-smi
-    re.compile(r"^[-*\s]*GPU (?:type|name|model)s?:\s*(?P<name>.+)$", re.IGNORECASE),  # accelerate / transformers env
-    re.compile(r"Found GPU\d+ (?P<name>.+?) which (?:is of|requires) cuda capability", re.IGNORECASE),
-    re.compile(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
-    re.compile(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
-    re.compile(
+    lazy_regex(r"^GPU \d+: (?P<name>.+?)(?: \(UUID: [^)]*\))?$"),  # collect_env, nvidia-smi -L
+    lazy_regex(r"^\|\s+\d+\s+(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)[^|]*?)\s+(?:On|Off)\s+\|"),  # nvidia-smi
+    lazy_regex(r"^[-*\s]*GPU (?:type|name|model)s?:\s*(?P<name>.+)$", re.IGNORECASE),  # accelerate / transformers env
+    lazy_regex(r"Found GPU\d+ (?P<name>.+?) which (?:is of|requires) cuda capability", re.IGNORECASE),
+    lazy_regex(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
+    lazy_regex(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
+    lazy_regex(
         r"^[-*\s]*(?:GPUs?|Hardware|Device)\s*(?:\(s\))?\s*[:：]\s*(?P<name>.+)$", re.IGNORECASE
     ),  # issue templates
 )
 # "compute capability 7.5", "cuda capability 3.7", "sm_86", "Highest compute capability among GPUs detected: 6.1".
-_CAPABILITY_TEXT = re.compile(
+_CAPABILITY_TEXT = lazy_regex(
     r"(?:capability\D{0,40}?|sm_?)\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
     re.IGNORECASE,
 )
 # In a line that states a requirement, only the part that reports the machine: "Current capability: 70",
 # "Your Tesla T4 GPU has compute capability 7.5".
-_CURRENT_CAPABILITY = re.compile(
+_CURRENT_CAPABILITY = lazy_regex(
     r"(?:current|your\b[^.]{0,60}?\bhas)\s+(?:compute\s+|cuda\s+)?capability(?:\s+of)?\s*:?\s*"
     r"\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
     re.IGNORECASE,
 )
 # Lines that can name a GPU or a capability; the per-line patterns run only on these.
-_CANDIDATE = re.compile(r"GPU|[Cc]apabilit|sm_\d|NVIDIA|Tesla|Device|Hardware")
-_GPU_WORDS = re.compile(r"NVIDIA|GeForce|Tesla|Quadro|TITAN|\bRTX|\bGTX|Radeon|Instinct|\bMI\d{2,3}\b", re.IGNORECASE)
-_REQUIREMENT = re.compile(
+_CANDIDATE = lazy_regex(r"GPU|[Cc]apabilit|sm_\d|NVIDIA|Tesla|Device|Hardware")
+_GPU_WORDS = lazy_regex(r"NVIDIA|GeForce|Tesla|Quadro|TITAN|\bRTX|\bGTX|Radeon|Instinct|\bMI\d{2,3}\b", re.IGNORECASE)
+_REQUIREMENT = lazy_regex(
     r"or (?:higher|newer|above|later)|at least|requires?|required|only supported|minimum|>=|>|below|not supported|need"
 )
-_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
-_ORDER = re.compile(r"CUDA_DEVICE_ORDER\W{0,3}\s*=\s*[\"']?(?P<value>PCI_BUS_ID|FASTEST_FIRST)")
-_WINDOWS = re.compile(
+_VISIBLE = lazy_regex(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
+_ORDER = lazy_regex(r"CUDA_DEVICE_ORDER\W{0,3}\s*=\s*[\"']?(?P<value>PCI_BUS_ID|FASTEST_FIRST)")
+_WINDOWS = lazy_regex(
     r"[A-Z]:\\\\?(?:Users|Program Files|ProgramData|Anaconda|Python)|struct c10::|OS: Microsoft Windows"
 )
-_MACOS = re.compile(r"OS: macOS|/Users/[^/\s]+/|\bMPS\b|mps:0|darwin", re.IGNORECASE)
-_MPS = re.compile(r"\bmps:0\b|device\(type='mps'|\bMPS backend\b|on device: mps|torch\.backends\.mps")
+_MACOS = lazy_regex(r"OS: macOS|/Users/[^/\s]+/|\bMPS\b|mps:0|darwin", re.IGNORECASE)
+# nvidia-smi's table row ("|    2079MiB /   6144MiB |") and torch's out-of-memory message ("GPU 0 has a total
+# capacity of 79.18 GiB"): the two places a log states how much memory a GPU has.
+_MEMORY_LINE = lazy_regex(r"MiB\s*/|total capacity of")
+_SMI_MEMORY = lazy_regex(r"\b\d+MiB\s*/\s*(?P<mib>\d+)MiB\b")
+_OOM_CAPACITY = lazy_regex(r"\bGPU \d+ has a total capacity of (?P<gib>\d+(?:\.\d+)?) GiB")
+_MPS = lazy_regex(r"\bmps:0\b|device\(type='mps'|\bMPS backend\b|on device: mps|torch\.backends\.mps")
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,17 @@ class Hardware:
     """``linux``, ``windows`` or ``macos`` when the input shows it."""
     mps: bool
     """The MPS (Apple) backend appears in the input."""
+    memory_gib: tuple[float, ...] = ()
+    """Total memory of each GPU whose size the input states (``nvidia-smi``'s table, torch's out-of-memory
+    message), in GiB as printed; empty when none is stated."""
+
+
+def _memory(text: str) -> tuple[float, ...]:
+    sizes: list[float] = []
+    for line in lines_containing(_MEMORY_LINE, text):
+        sizes += [round(int(m["mib"]) / 1024, 2) for m in _SMI_MEMORY.finditer(line)]
+        sizes += [float(m["gib"]) for m in _OOM_CAPACITY.finditer(line)]
+    return tuple(sizes)
 
 
 def compute_capability(name: str) -> float | None:
@@ -138,6 +155,7 @@ def parse_hardware(text: str) -> Hardware:
         os_name = None
     mps = ("mps" in text or "MPS" in text) and bool(_MPS.search(text))
     return Hardware(
+        memory_gib=_memory(text),
         gpu_names=tuple(names),
         unmapped=unmapped,
         capabilities=tuple(known + printed),

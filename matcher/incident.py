@@ -7,15 +7,16 @@ is answered by :mod:`.facts`; each answer says whether the input *knows*.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .configs import Config, find_embedded
 from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
+from .observation import Note, Origin
 from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
+from .regex import lazy_regex
 from .source import from_text
 from .traceback import ErrorLine, Frame, Stack, find_error_lines, parse_stacks
 
@@ -45,7 +46,10 @@ class Incident:
     configs: tuple[Config, ...]
     launch: LaunchFlags
     hardware: Hardware
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    """Configs that could not be read, shown to the user."""
+    skipped_tracebacks: int = 0
+    """Tracebacks counted but not read: the middle of a stream that printed more than :data:`MAX_TRACEBACKS`."""
     """Problems met while reading the input (an unreadable config), shown to the user."""
 
     root_rank: str = ""
@@ -116,6 +120,19 @@ class Incident:
         return tuple(dict.fromkeys(frame for stack in self.stacks for frame in stack.frames))
 
     @functools.cached_property
+    def lowered_text(self) -> str:
+        """:attr:`text` in lower case: whether a pattern's keyword occurs at all is one C-level substring search,
+        so a pattern that cannot match the text is neither compiled nor run over it."""
+        return self.text.lower()
+
+    @functools.cached_property
+    def message_words(self) -> frozenset[str]:
+        """The lower-case words of every message in :attr:`exceptions` (see :func:`.prefilter.words_in`)."""
+        from .prefilter import words_in
+
+        return frozenset(words_in(message for _, message in self.exceptions))
+
+    @functools.cached_property
     def message_index(self) -> tuple[str, tuple[int, ...]]:
         """The messages of :attr:`exceptions` joined by a separator no message holds, and where each starts.
 
@@ -129,9 +146,6 @@ class Incident:
             at += len(message) + len(MESSAGE_SEPARATOR)
         return MESSAGE_SEPARATOR.join(message for _, message in self.exceptions), tuple(starts)
 
-    def package(self, name: str) -> PackageVersion | None:
-        return self.packages.get(name)
-
 
 def _dedupe(stacks: Iterable[Stack]) -> tuple[Stack, ...]:
     seen: set[tuple[str, str, tuple[str, ...]]] = set()
@@ -142,6 +156,29 @@ def _dedupe(stacks: Iterable[Stack]) -> tuple[Stack, ...]:
             seen.add(key)
             unique.append(stack)
     return tuple(unique)
+
+
+MAX_TRACEBACKS = 1000
+"""Tracebacks read per stream. A loop that logs an exception and goes on can print 100,000 of them; the first
+:data:`_HEAD_TRACEBACKS` (where the run started to go wrong) and the last ones (where it died) decide, and the
+cost of a run stays bounded whatever the flood. The middle is counted, at ``str.find`` speed."""
+_HEAD_TRACEBACKS = 200
+_HEADER = "Traceback (most recent call last):"
+
+
+def _bounded_tracebacks(text: str) -> tuple[str, int]:
+    """``text`` with the tracebacks beyond :data:`MAX_TRACEBACKS` cut from its middle, and how many were cut."""
+    total = text.count(_HEADER)
+    if total <= MAX_TRACEBACKS:
+        return text, 0
+    starts = []
+    at = text.find(_HEADER)
+    while at >= 0:
+        starts.append(at)
+        at = text.find(_HEADER, at + len(_HEADER))
+    tail = MAX_TRACEBACKS - _HEAD_TRACEBACKS
+    head_end, tail_start = starts[_HEAD_TRACEBACKS], starts[-tail]
+    return text[:head_end] + text[tail_start:], len(starts) - MAX_TRACEBACKS
 
 
 _SCAN_HEAD = 1 << 20
@@ -164,19 +201,25 @@ def build_incident(
     *,
     freeze: Iterable[str] = (),
     configs: Iterable[Config] = (),
-    notes: Iterable[str] = (),
+    notes: Iterable[Note] = (),
+    environment: str = "",
 ) -> Incident:
     """Parse ``text`` (and any attached freeze texts and configs) into an :class:`Incident`.
 
     Explicitly given configs and freeze files come first, so they win over what is found pasted in the log.
+    ``environment`` is the running interpreter's packages (``--this-env``, ``run``) as freeze lines: after the
+    freeze files, before what the log shows, and marked as such (origin ``environment``).
     """
     source = from_text(text)
     stacks: list[Stack] = []
     lines: list[ErrorLine] = []
+    skipped = 0
     for stream in source.streams:
-        stacks.extend(parse_stacks(stream.text, stream.label))
-        lines.extend(find_error_lines(stream.text, stream.label))
-        lines.extend(recover_error_lines(stream.text, stream.label))
+        read, cut = _bounded_tracebacks(stream.text)
+        skipped += cut
+        stacks.extend(parse_stacks(read, stream.label))
+        lines.extend(find_error_lines(read, stream.label))
+        lines.extend(recover_error_lines(read, stream.label))
     if not any(s.exc_type for s in stacks) and not any(line.exc_type for line in lines):
         # Nothing names an exception: a short paste's lines are the message itself.
         for stream in source.streams:
@@ -187,6 +230,8 @@ def build_incident(
     for extra in freeze:
         for name, version in parse_versions(extra).items():
             packages.setdefault(name, version)
+    for name, version in parse_versions(environment).items():
+        packages.setdefault(name, replace(version, origin=Origin.ENVIRONMENT.value))
     scan = _scan_region(source.text)
     for name, version in parse_versions(scan).items():
         packages.setdefault(name, version)
@@ -198,7 +243,7 @@ def build_incident(
             seen_lines.add((line.exc_type, line.message))
             unique_lines.append(line)
     return Incident(
-        text=source.text,
+        text=_bounded_tracebacks(source.text)[0],  # what was read: the same middle left out
         streams=tuple(s.label for s in source.streams),
         stacks=_dedupe(stacks),
         error_lines=tuple(unique_lines),
@@ -209,6 +254,7 @@ def build_incident(
         notes=tuple(notes),
         root_rank=_root_rank(source.text),
         error_line_missing=missing,
+        skipped_tracebacks=skipped,
     )
 
 
@@ -219,7 +265,7 @@ def _error_line_missing(stacks: list[Stack], lines: list[ErrorLine]) -> bool:
     return not any(s.error_line for s in stacks) and not lines
 
 
-_ROOT_CAUSE = re.compile(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,6}?\s*rank\s*:\s*(?P<rank>\d+)")
+_ROOT_CAUSE = lazy_regex(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,6}?\s*rank\s*:\s*(?P<rank>\d+)")
 
 
 def _root_rank(text: str) -> str:

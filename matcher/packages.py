@@ -12,26 +12,27 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .regex import lazy_regex
 from .source import lines_containing
 
 __all__ = ["PackageVersion", "parse_versions"]
 
 _VERSION = r"(?P<version>\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|post|dev)\d*)*(?:\+[\w.]+)?)"
 # pip freeze / requirements / prose: "deepspeed==0.14.0", "torch == 2.1.0+cu121", "[pip3] torch==2.1.0".
-_FREEZE = re.compile(r"(?:^|[\s`'\"(\[,])(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s?===?\s?" + _VERSION + r"\b")
+_FREEZE = lazy_regex(r"(?:^|[\s`'\"(\[,])(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s?===?\s?" + _VERSION + r"\b")
 # pip list / conda list rows: "deepspeed            0.14.0", "pytorch  2.1.0  py3.10_cuda12.1_cudnn8.9.2_0  pytorch".
-_TABLE_ROW = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+)?(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s{2,}" + _VERSION + r"(?:\s|$)")
-_TABLE_ROW_LOOSE = re.compile(r"^\[(?:pip3?|conda)\]\s+(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s+" + _VERSION + r"(?:\s|$)")
+_TABLE_ROW = lazy_regex(r"^(?:\[(?:pip3?|conda)\]\s+)?(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s{2,}" + _VERSION + r"(?:\s|$)")
+_TABLE_ROW_LOOSE = lazy_regex(r"^\[(?:pip3?|conda)\]\s+(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s+" + _VERSION + r"(?:\s|$)")
 # "- `transformers` version: 4.36.2", "- PyTorch version (GPU?): 2.1.0+cu121 (True)", "- Accelerate version: 0.25.0",
 # "PyTorch version: 2.1.0+cu121" (collect_env), "torch version .... 2.1.0" (ds_report), "DeepSpeed version: 0.14".
-_LABELLED = re.compile(
+_LABELLED = lazy_regex(
     r"^[-*\s]*`?(?P<name>[A-Za-z][A-Za-z0-9 ._-]*?)`?\s+(?:version|info)\b[^:\n]*?(?::|\.{3,}|\s{2,})\s*"
     r"(?:\[)?" + _VERSION,
     re.IGNORECASE,
 )
 # The banner every DeepSpeed run logs: "[Rank 0] DeepSpeed info: version=0.14.0, git-hash=..., git-branch=...".
-_DEEPSPEED_BANNER = re.compile(r"\bDeepSpeed info: version=" + _VERSION)
-_SEPARATORS = re.compile(r"[-_.]+")
+_DEEPSPEED_BANNER = lazy_regex(r"\bDeepSpeed info: version=" + _VERSION)
+_SEPARATORS = lazy_regex(r"[-_.]+")
 _ALIASES = {
     "pytorch": "torch",
     "pytorch-cuda": "pytorch-cuda",
@@ -92,7 +93,8 @@ class PackageVersion:
     version: str
     """As printed, local part kept (``2.1.0+cu121``)."""
     origin: str
-    """Which reader found it: ``freeze``, ``table``, ``labelled``, ``banner``."""
+    """Which reader found it: ``freeze``, ``table``, ``labelled``, ``banner``; ``environment`` for the running
+    interpreter's own packages."""
 
 
 def _canonical(raw: str) -> str:
@@ -113,7 +115,7 @@ def _valid(version: str) -> bool:
 
 
 # Lines that can hold a version at all; one C-level scan instead of three regexes on every line of a big log.
-_CANDIDATE = re.compile(r"==|[Vv]ersion|VERSION|info\b|\s{2}\d+\.\d")
+_CANDIDATE = lazy_regex(r"==|[Vv]ersion|VERSION|info\b|\s{2}\d+\.\d")
 
 
 def _candidates(text: str) -> Iterator[PackageVersion]:

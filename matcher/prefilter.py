@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_constants
     import sre_parse as _sre_parse
 
-__all__ = ["choose_keywords", "keyword", "required_words", "words_in"]
+__all__ = ["choose_keywords", "required_words", "words_in"]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _MIN_WORD = 3
@@ -62,11 +62,6 @@ def required_words(pattern: str) -> list[str]:
     return words
 
 
-def keyword(pattern: str) -> str:
-    """The longest required word of ``pattern``, or ``""``."""
-    return max(required_words(pattern), key=len, default="")
-
-
 def choose_keywords(patterns: list[list[str]]) -> list[str]:
     """For each pattern's required words, the one fewest patterns of the whole KB share (the longest on a tie).
 
@@ -81,7 +76,7 @@ def choose_keywords(patterns: list[list[str]]) -> list[str]:
 
 
 def words_in(texts: Iterable[str]) -> set[str]:
-    """The lower-case words of ``texts``, tokenised the way :func:`keyword` splits patterns."""
+    """The lower-case words of ``texts``, tokenised the way :func:`required_words` splits patterns."""
     found: set[str] = set()
     for text in texts:
         found.update(_WORD.findall(text.lower()))

@@ -12,40 +12,40 @@ Every reader looks only at lines a cheap search has found first, so a large log 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-from .traceback import _EMBEDDED_EXCEPTION, _EXCEPTION, _FRAME, _MAX_LINE, ErrorLine, Stack, find_error_lines
+from .regex import lazy_regex
+from .traceback import EMBEDDED_EXCEPTION, EXCEPTION, FRAME, MAX_LINE, ErrorLine, Stack, find_error_lines
 
 __all__ = ["bare_error_lines", "recover_error_lines", "variant_lines", "variants"]
 
 # "RuntimeError:" alone on its line, the message on the next ones.
-_TYPE_ALONE = re.compile(r"[ \t]*(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure)):[ \t]*$")
+_TYPE_ALONE = lazy_regex(r"[ \t]*(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure)):[ \t]*$")
 # A repr'd exception: RuntimeError('...') / ValueError("...") inside another program's output.
-_REPR = re.compile(r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure))\((?P<q>['\"])(?P<text>.*)")
-_RAISE_SOURCE = re.compile(r"^\s*raise\s")
+_REPR = lazy_regex(r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure))\((?P<q>['\"])(?P<text>.*)")
+_RAISE_SOURCE = lazy_regex(r"^\s*raise\s")
 _QUOTE_HINTS = ("Error(", "Exception(", "Failure(", "\\n", '\\"', '("', "with error '")
-_QUOTE_HINT = re.compile(r"(?:Error|Exception|Failure)\(['\"]|\\[n\"]|\(\"|with error '")
-_JSON_STRING = re.compile(r'"(?P<body>(?:[^"\\]|\\.){15,})"')
+_QUOTE_HINT = lazy_regex(r"(?:Error|Exception|Failure)\(['\"]|\\[n\"]|\(\"|with error '")
+_JSON_STRING = lazy_regex(r'"(?P<body>(?:[^"\\]|\\.){15,})"')
 # Escapes of a JSON string or a Python repr: \n, \t, \", \', \\.
-_ESCAPE = re.compile(r"\\(?P<c>[nt\"'\\/])")
+_ESCAPE = lazy_regex(r"\\(?P<c>[nt\"'\\/])")
 _UNESCAPE = {"n": "\n", "t": " ", '"': '"', "'": "'", "\\": "\\", "/": "/"}
 # An application's or a logger's prefix with no exception type: "Error during inference: msg", ComfyUI's
 # "!!! Exception during processing !!! msg",
 # "!!! ERROR during execution: msg", "[ERROR] msg", "ERROR 07-21 14:34:24 file.py:62] msg", "E0721 ... x.cc:9] msg".
-_PREFIXED = re.compile(
+_PREFIXED = lazy_regex(
     r"(?i:\b(?:error|exception|failed|failure)\b)"
     r"(?P<sep>[^:\]\n'\"(]{0,60}?[:\]] |[^\]\n]{0,80}?\.\w+:\d+\] |[^!\n]{0,60}?!!! )"
     r"[ \t]*(?P<message>\S[^\n]{9,})$"
 )
-_CODE = re.compile(r"(?:raise|return|File \")\b")  # a source line behind a logger's prefix, not a message
+_CODE = lazy_regex(r"(?:raise|return|File \")\b")  # a source line behind a logger's prefix, not a message
 # ComfyUI's error report: "- **Exception Type:** RuntimeError", then "- **Exception Message:** msg".
-_REPORT = re.compile(r"Exception Type:\**\s*(?P<type>[\w.]+)\s*\n[^\n]*?Exception Message:\**\s*(?P<message>[^\n]+)")
+_REPORT = lazy_regex(r"Exception Type:\**\s*(?P<type>[\w.]+)\s*\n[^\n]*?Exception Message:\**\s*(?P<message>[^\n]+)")
 _PREFIX_HINTS = ("rror", "RROR", "xception", "XCEPTION", "ailed", "AILED", "ailure", "AILURE")
-_PREFIX_HINT = re.compile(r"(?i)\b(?:error|exception|failed|failure)\b")
-_GLOG = re.compile(r"^[EF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] (?P<message>\S.{9,})$")
+_PREFIX_HINT = lazy_regex(r"(?i)\b(?:error|exception|failed|failure)\b")
+_GLOG = lazy_regex(r"^[EF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] (?P<message>\S.{9,})$")
 # A message quoted in a wrapper: Generation("msg"), with error 'msg', "detail": "msg".
-_QUOTED = re.compile(r"""(?P<q>["'])(?P<text>[^"'\n]{15,})(?:(?P=q)|$)""")
+_QUOTED = lazy_regex(r"""(?P<q>["'])(?P<text>[^"'\n]{15,})(?:(?P=q)|$)""")
 _SHORT_PASTE_LINES = 12
 _MAX_RECOVERED = 200
 
@@ -63,10 +63,28 @@ def recover_error_lines(text: str, stream: str) -> list[ErrorLine]:
 
 
 def variant_lines(stacks: Iterable[Stack], lines: Iterable[ErrorLine]) -> list[ErrorLine]:
-    """Each exception again under the readings :func:`variants` gives its message."""
+    """Each exception again under the readings :func:`variants` gives its message, and each assertion of the user's
+    own code read with the condition it tests (:func:`_own_assertion`)."""
+    stacks = list(stacks)
     known = [(s.exc_type, s.message, s.stream) for s in stacks if s.message]
     known += [(e.exc_type, e.message, e.stream) for e in lines]
-    return [ErrorLine(exc_type, v, stream) for exc_type, message, stream in known for v in variants(message)]
+    found = [ErrorLine(exc_type, v, stream) for exc_type, message, stream in known for v in variants(message)]
+    return found + [line for line in map(_own_assertion, stacks) if line is not None]
+
+
+_LIBRARY_PATH = ("site-packages/", "dist-packages/", "/lib/python")
+
+
+def _own_assertion(stack: Stack) -> ErrorLine | None:
+    """``assert has_transformer_engine_layers(model)`` in the user's script fails as a bare ``AssertionError`` (or
+    with the script's own words): the condition it tests is what the failure is about, so it is read as the message
+    too, and the entry about that condition can be weighed on its config and version evidence."""
+    if stack.exc_type.rsplit(".", 1)[-1] != "AssertionError" or not stack.frames:
+        return None
+    last = stack.frames[-1]
+    if not last.code.startswith("assert ") or any(part in last.file.replace("\\", "/") for part in _LIBRARY_PATH):
+        return None
+    return ErrorLine(stack.exc_type, f"{last.code} {stack.message}".strip(), stack.stream)
 
 
 def _lines_with(literals: tuple[str, ...], text: str) -> list[tuple[int, int]]:
@@ -90,10 +108,10 @@ def _type_alone(text: str, stream: str) -> list[ErrorLine]:
         hit = _TYPE_ALONE.match(text, start, end)
         if hit is None:
             continue
-        rest = text[end + 1 : end + 1 + 6 * _MAX_LINE].split("\n", 6)[:6]
+        rest = text[end + 1 : end + 1 + 6 * MAX_LINE].split("\n", 6)[:6]
         parts: list[str] = []
         for line in rest:
-            if not line.strip() or _FRAME.match(line) or _EXCEPTION.match(line.strip()):
+            if not line.strip() or FRAME.match(line) or EXCEPTION.match(line.strip()):
                 break
             parts.append(line.strip())
         if parts:
@@ -111,10 +129,10 @@ def _quoted(text: str, stream: str) -> list[ErrorLine]:
     """Messages inside another program's line: a repr, a JSON body, a server's wrapper around a quoted string."""
     found: list[ErrorLine] = []
     for start, end in _lines_with(_QUOTE_HINTS, text):
-        line = text[start : min(end, start + _MAX_LINE)]
+        line = text[start : min(end, start + MAX_LINE)]
         if not _QUOTE_HINT.search(line):
             continue
-        if _RAISE_SOURCE.match(line) or _FRAME.match(line):
+        if _RAISE_SOURCE.match(line) or FRAME.match(line):
             continue  # a traceback's own lines (Windows paths hold "\\n"): the traceback reader has them
         for hit in _REPR.finditer(line):
             body = _close(hit["text"], hit["q"])
@@ -125,7 +143,7 @@ def _quoted(text: str, stream: str) -> list[ErrorLine]:
                 decoded = _unescape(literal["body"])
                 found.extend(find_error_lines(decoded, stream))
                 found.extend(_type_alone(decoded, stream))
-                if literal["body"] != decoded and not _EXCEPTION.match(decoded) and " " in decoded.strip():
+                if literal["body"] != decoded and not EXCEPTION.match(decoded) and " " in decoded.strip():
                     found.extend(_wrapped(decoded, stream))
         if '("' in line or "with error '" in line:
             for quote in _QUOTED.finditer(_unescape(line)):
@@ -136,7 +154,7 @@ def _quoted(text: str, stream: str) -> list[ErrorLine]:
 def _wrapped(inner: str, stream: str) -> list[ErrorLine]:
     """A quoted message: typed when it names its type, untyped otherwise."""
     inner = inner.strip()
-    typed = _EXCEPTION.match(inner) or _EMBEDDED_EXCEPTION.search(inner)
+    typed = EXCEPTION.match(inner) or EMBEDDED_EXCEPTION.search(inner)
     if typed and typed["message"]:
         return [ErrorLine(typed["type"], typed["message"].strip(), stream)]
     return [ErrorLine("", inner, stream)] if " " in inner and len(inner) >= 15 else []
@@ -159,10 +177,10 @@ def _prefixed(text: str, stream: str) -> list[ErrorLine]:
     """A message behind an application's or a logger's prefix, its exception type left out."""
     found: list[ErrorLine] = []
     for start, end in _lines_with(_PREFIX_HINTS, text):
-        line = text[start : min(end, start + _MAX_LINE)].strip()
+        line = text[start : min(end, start + MAX_LINE)].strip()
         if not _PREFIX_HINT.search(line):
             continue
-        if _EXCEPTION.match(line) or _EMBEDDED_EXCEPTION.search(line) or _FRAME.match(line):
+        if EXCEPTION.match(line) or EMBEDDED_EXCEPTION.search(line) or FRAME.match(line):
             continue  # a typed line: the plain reader has it
         hit = _GLOG.match(line) or _PREFIXED.search(line)
         if hit and not _CODE.match(hit["message"]):
@@ -174,9 +192,9 @@ def bare_error_lines(text: str, stream: str) -> list[ErrorLine]:
     """A short paste that names no exception (the caller checks the whole input for one): its lines are the
     message, as a UI or a reporter copied it. A stream holding frames is a cut traceback, not a message."""
     lines = [line.strip() for line in text.strip().split("\n", _SHORT_PASTE_LINES + 1)]
-    if len(lines) > _SHORT_PASTE_LINES or any(_FRAME.match(line) or line.startswith("Traceback (") for line in lines):
+    if len(lines) > _SHORT_PASTE_LINES or any(FRAME.match(line) or line.startswith("Traceback (") for line in lines):
         return []
-    kept = [line for line in (full[:_MAX_LINE] for full in lines) if line and not _NOT_A_MESSAGE.search(line)]
+    kept = [line for line in (full[:MAX_LINE] for full in lines) if line and not _NOT_A_MESSAGE.search(line)]
     if not kept:
         return []
     found = [ErrorLine("", line, stream) for line in kept]
@@ -186,15 +204,16 @@ def bare_error_lines(text: str, stream: str) -> list[ErrorLine]:
 
 
 # Lines of a short paste that are not the message: carets, a warning (a warning is not the error; entries read
-# warnings from the log), source code, a command line.
-_NOT_A_MESSAGE = re.compile(
+# warnings from the log), source code, a command line, a progress bar ("45%|████▌ | 9/20 [00:01<00:02, 4.1it/s]"),
+# a Trainer metrics dict.
+_NOT_A_MESSAGE = lazy_regex(
     r"^[\s^~]*$|(?<!\w)\w+Warning: |^warnings\.warn\(|^(?:raise|return)\s|^\$ |^(?:python3?|torchrun|accelerate|deepspeed"
-    r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |\s--\w"
+    r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |\s--\w|\d%\|[^|\n]*\||/(?:s|it)\]$|^\{'\w+': "
 )
 
 
-_WORD_END = re.compile(r"[A-Za-z0-9_]$")
-_WORD_START = re.compile(r"^[A-Za-z0-9_]")
+_WORD_END = lazy_regex(r"[A-Za-z0-9_]$")
+_WORD_START = lazy_regex(r"^[A-Za-z0-9_]")
 
 
 def variants(message: str) -> list[str]:

@@ -7,14 +7,27 @@ whether it held, failed or is unknown, what was found, and for unknowns the inpu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from .entry import KBEntry
 from .evidence import Evidence, Reason
+from .history import FrameHistory
 from .incident import Incident
 from .location import Location
 from .scope import OutOfScope
 
-__all__ = ["Decider", "Match", "Report"]
+__all__ = ["Confidence", "Decider", "Match", "Report"]
+
+
+class Confidence(str, Enum):
+    """How sure a match is (the thresholds are :mod:`.score`'s rules); the renderers word each one."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    def __str__(self) -> str:
+        return self.value  # f-strings and reports print "high", not "Confidence.HIGH", on every Python
 
 
 @dataclass(frozen=True)
@@ -23,8 +36,7 @@ class Match:
 
     entry: KBEntry
     score: float
-    confidence: str
-    """``high``, ``medium`` or ``low``."""
+    confidence: Confidence
     evidence: tuple[Evidence, ...]
     groups: dict[str, str] = field(default_factory=dict)
     """Named groups of the error pattern that matched, used to fill ``{{name}}`` in the entry's text."""
@@ -58,6 +70,9 @@ class Report:
     """When nothing matched: the kind of non-dtype failure the error is (out of memory, NCCL...), if known."""
     conditional: tuple[Match, ...] = ()
     """``check`` only: entries that would apply if an input not given (a version, the GPU) said so."""
+    history: tuple[FrameHistory, ...] = ()
+    """Library frames of the failing stack (innermost first) whose function a later release changed (its
+    dtype/device lines): see :mod:`.history`."""
     location: Location | None = None
     """Where it broke: the failing line, whose code it is, and the operands (``None`` when the input shows none)."""
 

@@ -11,6 +11,7 @@ import re
 from enum import Enum
 
 from .incident import Incident
+from .regex import LazyRegex, lazy_regex
 
 __all__ = ["OutOfScope", "out_of_scope"]
 
@@ -27,31 +28,31 @@ class OutOfScope(str, Enum):
     GPU_ARCHITECTURE = "gpu-architecture"
 
 
-_RULES: tuple[tuple[OutOfScope, re.Pattern[str]], ...] = (
+_RULES: tuple[tuple[OutOfScope, LazyRegex], ...] = (
     (
         OutOfScope.OUT_OF_MEMORY,
-        re.compile(r"OutOfMemoryError|out of memory|CUBLAS_STATUS_ALLOC_FAILED|MemoryError", re.I),
+        lazy_regex(r"OutOfMemoryError|out of memory|CUBLAS_STATUS_ALLOC_FAILED|MemoryError", re.I),
     ),
     (
         OutOfScope.COLLECTIVE,
-        re.compile(r"\bNCCL\b|ProcessGroupNCCL|DistBackendError|collective operation timeout|Watchdog caught", re.I),
+        lazy_regex(r"\bNCCL\b|ProcessGroupNCCL|DistBackendError|collective operation timeout|Watchdog caught", re.I),
     ),
-    (OutOfScope.DEVICE_ASSERT, re.compile(r"device-side assert triggered|illegal memory access", re.I)),
+    (OutOfScope.DEVICE_ASSERT, lazy_regex(r"device-side assert triggered|illegal memory access", re.I)),
     (
         OutOfScope.SHAPE,
-        re.compile(
+        lazy_regex(
             r"shapes cannot be multiplied|size mismatch|The size of tensor a|is invalid for input of size|"
             r"must match the size|Expected input batch_size|expected shape|shape mismatch|mismatched shapes",
             re.I,
         ),
     ),
     # Before the import rule: an ImportError that names an undefined symbol is a binary mismatch.
-    (OutOfScope.BINARY, re.compile(r"undefined symbol|GLIBC\w*_[\d.]+' not found|ABI", re.I)),
-    (OutOfScope.MISSING_MODULE, re.compile(r"^(?:ModuleNotFoundError|ImportError)$|No module named", re.I)),
+    (OutOfScope.BINARY, lazy_regex(r"undefined symbol|GLIBC\w*_[\d.]+' not found|ABI", re.I)),
+    (OutOfScope.MISSING_MODULE, lazy_regex(r"^(?:ModuleNotFoundError|ImportError)$|No module named", re.I)),
     # A kernel that refuses or was not built for this GPU, whatever the dtype (the shared corpus's fa-762, fa-1966).
     (
         OutOfScope.GPU_ARCHITECTURE,
-        re.compile(
+        lazy_regex(
             r"(?:FlashAttention\S*|Attention combine function) only supports (?:Ampere|Hopper) GPUs or newer|"
             r"is only supported (?:for|on) Hopper GPUs|no kernel image is available for execution on the device|"
             r"FlashAttention backward for head dim [^\n]{1,80}requires A100"

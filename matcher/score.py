@@ -10,22 +10,28 @@ function with its own test (``tests/test_score_rules.py``), documented for contr
 - :func:`support`: held weights minus failed weights; unknowns count nothing.
 - :func:`entry_score`: a cause scores anchor + support; a family entry scores anchor + :data:`FAMILY_MARGIN`, so a
   cause outranks the generic explanation of its message only on its own evidence.
+- A family entry whose anchor weighs 0 is a *fallback* (the dtype / device safety nets): it is kept only when no
+  other entry is a candidate, so it never displaces an answer, however weak.
 - :data:`MIN_SCORE`: below it the evidence against an entry outweighs its message: not a candidate.
-- :func:`confidence`: high from :data:`HIGH`, medium from :data:`MEDIUM`.
+- :func:`confidence`: high from :data:`HIGH`, medium from :data:`MEDIUM`; low at most when the input lost its
+  error line (:func:`capped`).
 - :func:`rank_key`: score, then causes before families at equal score, then id.
 - :func:`deciders`: the inputs that would settle the unknowns of the candidates close to the best.
-- :func:`check_entries`: the pre-flight rule for configs with no traceback.
+- :func:`check_entries`: the pre-flight rule for configs with no traceback; :func:`open_questions` says which
+  unknowns make a finding conditional.
+- :func:`deciding`: the few pieces of evidence the verdict shows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
-from .conditions import Condition, ErrorCondition, ErrorHit
+from .conditions import Condition, ErrorCondition, ErrorHit, kind_named
 from .entry import KBEntry
 from .evidence import Evidence, Outcome, Reason
 from .incident import Incident
-from .result import Decider, Match
+from .result import Confidence, Decider, Match
 
 __all__ = [
     "CLOSE",
@@ -35,11 +41,14 @@ __all__ = [
     "MEDIUM",
     "MIN_SCORE",
     "anchor",
+    "capped",
     "check_entries",
     "confidence",
     "deciders",
+    "deciding",
     "entry_score",
     "excluded",
+    "open_questions",
     "rank_key",
     "required_failed",
     "score_entries",
@@ -57,8 +66,14 @@ DECIDER_MIN_WEIGHT = 1.5
 """An unknown lighter than this would not change the ranking: no decider is offered for it."""
 
 
-def confidence(score: float) -> str:
-    return "high" if score >= HIGH else "medium" if score >= MEDIUM else "low"
+def confidence(score: float) -> Confidence:
+    return Confidence.HIGH if score >= HIGH else Confidence.MEDIUM if score >= MEDIUM else Confidence.LOW
+
+
+def capped(level: Confidence, incident: Incident) -> Confidence:
+    """A paste cut before its error line is proposed from the frames (and a raise shown in them) alone: low at
+    most, however much evidence held."""
+    return Confidence.LOW if incident.error_line_missing else level
 
 
 def anchor(entry: KBEntry, incident: Incident) -> tuple[ErrorCondition, ErrorHit] | None:
@@ -104,13 +119,20 @@ def rank_key(match: Match) -> tuple[float, bool, str]:
     return (-match.score, match.entry.is_family, match.entry.id)
 
 
+def _role(kind: str, role: Literal["anchor", "checked", "decides", "asks"]) -> bool:
+    """A flag of the kind whose evidence is ``kind`` (:class:`~.conditions.Kind`: anchor, checked, decides, asks)."""
+    found = kind_named(kind)
+    return found is not None and bool(getattr(found, role))
+
+
 def _evaluate(conditions: Iterable[Condition], incident: Incident) -> list[Evidence]:
     return [condition.evaluate(incident) for condition in conditions]
 
 
 def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]:
-    """Every active entry anchored by an exception in ``incident``, best first."""
+    """Every active entry anchored by an exception in ``incident``, best first (fallbacks only when nothing else)."""
     matches: list[Match] = []
+    fallbacks: list[Match] = []
     for entry in entries:
         if not entry.is_active:
             continue
@@ -118,7 +140,7 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         if anchored is None or excluded(entry, incident):
             continue
         pattern, hit = anchored
-        evidence = _evaluate(entry.evidence_conditions, incident)
+        evidence = _evaluate(entry.conditions, incident)
         if required_failed(evidence):
             continue
         fixes = contradicting_fixes(_evaluate(entry.fixed, incident))
@@ -126,10 +148,10 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         score = entry_score(entry, pattern.weight, evidence)
         if score < MIN_SCORE:
             continue
-        found = Evidence(pattern, Outcome.HELD, Reason.MATCHED, hit.seen, hit.source)
-        matches.append(Match(entry, round(score, 2), confidence(score), (found, *evidence), hit.groups))
-    matches.sort(key=rank_key)
-    return matches
+        level = capped(confidence(score), incident)
+        match = Match(entry, round(score, 2), level, (hit.evidence(pattern), *evidence), hit.groups)
+        (fallbacks if entry.is_family and pattern.weight == 0 else matches).append(match)
+    return sorted(matches or fallbacks, key=rank_key)
 
 
 def check_entries(entries: Iterable[KBEntry], incident: Incident) -> tuple[list[Match], list[Match]]:
@@ -143,27 +165,42 @@ def check_entries(entries: Iterable[KBEntry], incident: Incident) -> tuple[list[
     findings: list[Match] = []
     conditional: list[Match] = []
     for entry in entries:
-        if not entry.is_active or entry.is_family or not (entry.configs or entry.env):
+        if not entry.is_active or not entry.checkable or excluded(entry, incident):
             continue
-        if excluded(entry, incident):
-            continue
-        evidence = _evaluate((*entry.packages, *entry.configs, *entry.env), incident)
+        evidence = _evaluate((c for c in entry.conditions if _role(c.kind, "checked")), incident)
         evidence.extend(contradicting_fixes(_evaluate(entry.fixed, incident)))
         if any(e.outcome is Outcome.FAILED for e in evidence):
             continue
-        if not any(e.outcome is Outcome.HELD and e.kind in ("config", "env") for e in evidence):
+        if not any(e.outcome is Outcome.HELD and _role(e.kind, "decides") for e in evidence):
             continue
         held = sum(e.weight for e in evidence if e.outcome is Outcome.HELD)
         if held < MEDIUM:
             continue
         match = Match(entry, round(held, 2), confidence(held), tuple(evidence))
-        open_question = any(
-            e.decider is not None and e.kind in ("package", "env") and e.weight >= DECIDER_MIN_WEIGHT for e in evidence
-        )
-        (conditional if open_question else findings).append(match)
+        (conditional if open_questions(match) else findings).append(match)
     findings.sort(key=lambda m: (-m.score, m.entry.id))
     conditional.sort(key=lambda m: (-m.score, m.entry.id))
     return findings, conditional
+
+
+def open_questions(match: Match) -> list[Evidence]:
+    """In ``check``: the unknowns that make a finding conditional ("would apply if transformers < 4.27"): a
+    version or hardware fact (:attr:`~.conditions.Kind.asks`) heavy enough to matter."""
+    return [
+        e for e in match.evidence if e.decider is not None and _role(e.kind, "asks") and e.weight >= DECIDER_MIN_WEIGHT
+    ]
+
+
+def deciding(match: Match, limit: int = 3) -> list[Evidence]:
+    """The few pieces of evidence that decided the answer: what held, heaviest first, then what counts against it,
+    then the unknowns worth settling (as heavy as a decider). The anchor is shown apart."""
+    order = {Outcome.HELD: 0, Outcome.FAILED: 1, Outcome.UNKNOWN: 2}
+    others = [
+        e
+        for e in match.evidence
+        if not _role(e.kind, "anchor") and (e.outcome is not Outcome.UNKNOWN or e.weight >= DECIDER_MIN_WEIGHT)
+    ]
+    return sorted(others, key=lambda e: (order[e.outcome], -e.weight))[:limit]
 
 
 def deciders(matches: Sequence[Match]) -> list[Decider]:
@@ -176,7 +213,7 @@ def deciders(matches: Sequence[Match]) -> list[Decider]:
         for m in matches
         if best.score - m.score <= CLOSE or (not m.entry.is_family and m.entry.family == best.entry.family)
     ]
-    if best.confidence == "high" and len(close) == 1:
+    if best.confidence is Confidence.HIGH and len(close) == 1:
         return []
     return unknown_inputs(close)
 

@@ -11,34 +11,39 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .regex import LazyRegex, lazy_regex
+
 __all__ = ["Source", "Stream", "decode", "normalise", "split_streams"]
 
 # ANSI CSI / OSC sequences and lone escapes (colour, cursor movement, hyperlinks).
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_ANSI = lazy_regex(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # Control characters other than tab, newline and carriage return (NUL bytes from binary junk included).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = lazy_regex(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Launcher timestamps: "2024-05-01 12:00:01,123 - ", "[2024-05-01 12:00:01]", "2024-05-01T12:00:01.123Z ".
-_TIMESTAMP = re.compile(
+_TIMESTAMP = lazy_regex(
     r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s*-\s*|\s+)"
 )
 # Per-process prefixes, most specific first. Each yields the label of the stream the line belongs to.
 _RANK_PREFIXES = (
-    re.compile(r"^\[(?P<label>rank\d+)\]:\s?"),  # torchrun --log-line-prefix / torch >= 2.2 "[rank3]:"
-    re.compile(r"^\[(?P<label>default\d+)\]:\s?"),  # torchrun --tee / --redirects "[default0]:"
+    lazy_regex(r"^\[(?P<label>rank\d+)\]:\s?"),  # torchrun --log-line-prefix / torch >= 2.2 "[rank3]:"
+    lazy_regex(r"^\[(?P<label>default\d+)\]:\s?"),  # torchrun --tee / --redirects "[default0]:"
     # pdsh / deepspeed multi-node: "worker-1: ", "node03: ", "10.0.0.7: "
-    re.compile(r"^(?P<label>[\w-]*(?:worker|node|host)[-_]?\d+|\d{1,3}(?:\.\d{1,3}){3}):\s"),
-    re.compile(r"^(?P<label>\d{1,4}):\s"),  # srun --label "0: "
+    lazy_regex(r"^(?P<label>[\w-]*(?:worker|node|host)[-_]?\d+|\d{1,3}(?:\.\d{1,3}){3}):\s"),
+    lazy_regex(r"^(?P<label>\d{1,4}):\s"),  # srun --label "0: "
 )
-_TRAILING_CR = re.compile(r"\r+(?=\n|$)")
-_UP_TO_LAST_CR = re.compile(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan per line, not per position
-_TIMESTAMP_LINE = re.compile(_TIMESTAMP.pattern, re.MULTILINE)
-_TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
-_ANY_PREFIX = re.compile(
+_TRAILING_CR = lazy_regex(r"\r+(?=\n|$)")
+_UP_TO_LAST_CR = lazy_regex(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan per line, not per position
+_TIMESTAMP_LINE = lazy_regex(_TIMESTAMP.pattern, re.MULTILINE)
+# tqdm ends a bar's state with its rate ("... 2.41it/s]", "1.5s/it]") and no newline when the run then crashes: the
+# traceback header lands on the bar's line, and a header that does not start its line is not read as one.
+_BAR_BEFORE_TRACEBACK = lazy_regex(r"(/s\]|/it\])(Traceback \(most recent call last\):)")
+_TRAILING_SPACE = lazy_regex(r"[ \t]+$", re.MULTILINE)
+_ANY_PREFIX = lazy_regex(
     r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: "
     r"|[A-Za-z][\w.-]{0,40}?\d+: )",
     re.MULTILINE,
 )
-_BARE_LABEL_HINT = re.compile(r"^\d{1,4}: ", re.MULTILINE)
+_BARE_LABEL_HINT = lazy_regex(r"^\d{1,4}: ", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -80,14 +85,16 @@ def normalise(text: str) -> str:
     if "\r" in text:
         text = _TRAILING_CR.sub("", text)  # a bar ending in "\r" keeps its last state
         text = _UP_TO_LAST_CR.sub("", text)  # what a terminal shows: the text after the last "\r"
+    if "]Traceback (most recent call last):" in text:
+        text = _BAR_BEFORE_TRACEBACK.sub("\\1\n\\2", text)  # the traceback starts its own line again
     text = _TIMESTAMP_LINE.sub("", text)
     return _TRAILING_SPACE.sub("", text)
 
 
-_HOST_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w.-]{0,40}?\d+):\s", re.MULTILINE)
+_HOST_LABEL = lazy_regex(r"^(?P<label>[A-Za-z][\w.-]{0,40}?\d+):\s", re.MULTILINE)
 
 
-def _prefix_patterns(text: str) -> tuple[re.Pattern[str], ...]:
+def _prefix_patterns(text: str) -> tuple[LazyRegex, ...]:
     """The prefixes to strip. Bare "0: " and any "hostname7: " (pdsh with other host names) are too common in
     ordinary output to trust alone, so they count only when at least three lines carry them."""
     patterns = list(_RANK_PREFIXES[:3])
@@ -120,7 +127,7 @@ def split_streams(text: str) -> tuple[Stream, ...]:
     return tuple(Stream(label, "\n".join(buckets[label])) for label in order)
 
 
-def lines_containing(pattern: re.Pattern[str], text: str) -> Iterator[str]:
+def lines_containing(pattern: LazyRegex, text: str) -> Iterator[str]:
     """Each whole line of ``text`` in which ``pattern`` occurs, once, in order.
 
     Scanners use this to visit only the few lines of a big log that can matter: one C-level search for the

@@ -10,17 +10,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ErrorLine", "Frame", "Stack", "find_error_lines", "parse_stacks"]
+from .regex import lazy_regex
+
+__all__ = [
+    "EMBEDDED_EXCEPTION",
+    "EXCEPTION",
+    "FRAME",
+    "MAX_LINE",
+    "ErrorLine",
+    "Frame",
+    "Stack",
+    "find_error_lines",
+    "parse_stacks",
+]
 
 _HEADER = "Traceback (most recent call last):"
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
 # "RuntimeError: msg", "torch.OutOfMemoryError: msg", "deepspeed.runtime.Foo: msg", a bare "KeyboardInterrupt".
-_EXCEPTION = re.compile(
+EXCEPTION = lazy_regex(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure|error))"
     r"(?::\s?(?P<message>.*))?$"
 )
 # Inside a traceback the first unindented line after the frames is the exception, whatever its class is called.
-_ANY_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<message>.*))?$")
+_ANY_EXCEPTION = lazy_regex(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<message>.*))?$")
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception:"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred:"
 _MAX_MESSAGE_LINES = 40
@@ -83,7 +95,7 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
     while index < len(lines) and len(parts) < limit:
         line = lines[index]
         stripped = line.strip()
-        if not stripped or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT) or _EXCEPTION.match(line):
+        if not stripped or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT) or EXCEPTION.match(line):
             break
         parts.append(stripped)
         index += 1
@@ -92,8 +104,8 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
 
 # rich's boxed tracebacks (Transformers, ChatGLM and many scripts install rich.traceback): frame lines read
 # "│ /path/to/file.py:197 in backward   │" inside a box headed "╭── Traceback (most recent call last) ──╮".
-_RICH_FRAME = re.compile(r"^[│┃]\s*(?P<file>\S+?\.py):(?P<line>\d+) in (?P<function>[^\s│┃]+)\s*[│┃]?\s*$")
-_BOX_LINE = re.compile(r"^[│┃╭╰┏┗]")
+_RICH_FRAME = lazy_regex(r"^[│┃]\s*(?P<file>\S+?\.py):(?P<line>\d+) in (?P<function>[^\s│┃]+)\s*[│┃]?\s*$")
+_BOX_LINE = lazy_regex(r"^[│┃╭╰┏┗]")
 
 
 def _unbox_rich(text: str) -> str:
@@ -114,9 +126,9 @@ def _unbox_rich(text: str) -> str:
 # IPython / Jupyter tracebacks: "RuntimeError    Traceback (most recent call last)", then frames such as
 # "File ~/envs/x/lib/python3.10/site-packages/torch/nn/modules/module.py:1501, in Module._call_impl(self, *args)"
 # and "Cell In[5], line 3"; the exception line closes them as usual.
-_IPYTHON_HEADER = re.compile(r"^\w+\s{2,}Traceback \(most recent call last\)[ \t]*$", re.MULTILINE)
-_IPYTHON_FRAME = re.compile(r"^File (?P<file>\S+?\.py):(?P<line>\d+), in (?P<function>[\w.<>]+)")
-_IPYTHON_CELL = re.compile(r"^(?:Cell In ?\[\d*\]|Input In \[\d*\]), line (?P<line>\d+)")
+_IPYTHON_HEADER = lazy_regex(r"^\w+\s{2,}Traceback \(most recent call last\)[ \t]*$", re.MULTILINE)
+_IPYTHON_FRAME = lazy_regex(r"^File (?P<file>\S+?\.py):(?P<line>\d+), in (?P<function>[\w.<>]+)")
+_IPYTHON_CELL = lazy_regex(r"^(?:Cell In ?\[\d*\]|Input In \[\d*\]), line (?P<line>\d+)")
 
 
 def _plain_ipython(text: str) -> str:
@@ -134,7 +146,7 @@ def _plain_ipython(text: str) -> str:
     return "\n".join(out)
 
 
-_GLUED_FRAME = re.compile(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
+_GLUED_FRAME = lazy_regex(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
 
 
 def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
@@ -153,7 +165,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     while index < len(lines):
         stripped = lines[index].strip()
         # A pasted traceback often starts at its first frame, without the header line.
-        if stripped != _HEADER and not _FRAME.match(lines[index]):
+        if stripped != _HEADER and not FRAME.match(lines[index]):
             if stripped == _CHAIN_CAUSE:
                 pending_chain = "cause"
             elif stripped == _CHAIN_CONTEXT:
@@ -173,12 +185,12 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
         exc_type = message = ""
         while index < len(lines):
             line = lines[index]
-            frame = _FRAME.match(line)
+            frame = FRAME.match(line)
             if frame:
                 code = ""
                 nxt = lines[index + 1] if index + 1 < len(lines) else ""
                 marked = ""
-                if nxt.startswith("    ") and not _FRAME.match(nxt):
+                if nxt.startswith("    ") and not FRAME.match(nxt):
                     code = nxt.strip()
                     index += 1
                     marked = _marked(nxt, lines[index + 1] if index + 1 < len(lines) else "")
@@ -186,9 +198,9 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
                 index += 1
                 continue
             stripped = line.strip()
-            head = line[:_MAX_LINE]
+            head = line[:MAX_LINE]
             exc = _ANY_EXCEPTION.match(head) if head and not head[0].isspace() and frames else None
-            exc = exc or (_EXCEPTION.match(head) if head and not head[0].isspace() else None)
+            exc = exc or (EXCEPTION.match(head) if head and not head[0].isspace() else None)
             if exc:
                 exc_type = exc["type"]
                 first = (exc["message"] or "").strip()
@@ -210,7 +222,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     return stacks
 
 
-_CARETS = re.compile(r"^\s*[~^]*\^[~^]*\s*$")
+_CARETS = lazy_regex(r"^\s*[~^]*\^[~^]*\s*$")
 
 
 def _marked(code_line: str, caret_line: str) -> str:
@@ -222,7 +234,7 @@ def _marked(code_line: str, caret_line: str) -> str:
 
 
 # ``raise ValueError("...")`` as the source line under the last frame; the literal may be an f-string.
-_RAISE = re.compile(
+_RAISE = lazy_regex(
     r"""^raise\s+(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Failure))\(\s*[rfbu]{0,2}(?P<q>["'])(?P<text>.*?)(?:(?P=q)|$)"""
 )
 
@@ -244,11 +256,11 @@ def _uncut(message: str, literal: str) -> str:
 
 
 # An exception type somewhere in a line: after a log prefix ("[rank0]:[E] ", "ERROR ", stray bytes).
-_EMBEDDED_EXCEPTION = re.compile(
+EMBEDDED_EXCEPTION = lazy_regex(
     r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}\w{0,60}(?:Error|Exception|Interrupt|Failure)): (?P<message>.*)$"
 )
-_ERROR_WORD = re.compile(r"(?:Error|Exception|Interrupt|Failure): ")
-_MAX_LINE = 4096
+_ERROR_WORD = lazy_regex(r"(?:Error|Exception|Interrupt|Failure): ")
+MAX_LINE = 4096
 
 
 def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
@@ -260,8 +272,8 @@ def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
     for index, line in enumerate(lines):
         if "rror: " not in line and "xception: " not in line and "nterrupt: " not in line and "ailure: " not in line:
             continue
-        candidate = line.strip()[:_MAX_LINE]  # bounded: a 100 MB line must not reach a regex whole
-        exc = _EXCEPTION.match(candidate) or _EMBEDDED_EXCEPTION.search(candidate)
+        candidate = line.strip()[:MAX_LINE]  # bounded: a 100 MB line must not reach a regex whole
+        exc = EXCEPTION.match(candidate) or EMBEDDED_EXCEPTION.search(candidate)
         if not exc or exc["message"] is None:
             continue
         first = exc["message"].strip()

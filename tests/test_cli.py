@@ -86,10 +86,9 @@ def test_html_format(cli) -> None:
         (["explain", str(ROOT)], None, "is a directory"),
         (["explain", "--config", str(ROOT / "README.md")], MAT1, "config"),
         (["explain", "--freeze", "/nonexistent"], MAT1, "no such file"),
-        (["show", "DTF99999"], None, "no entry"),
         (["explain", "--format", "xml"], MAT1, "xml"),
     ],
-    ids=["empty", "binary", "missing", "directory", "bad-config", "missing-freeze", "unknown-id", "bad-format"],
+    ids=["empty", "binary", "missing", "directory", "bad-config", "missing-freeze", "bad-format"],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, args: list[str], stdin: bytes | None, message: str) -> None:
     result = cli(*args, stdin=stdin)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dtypefix.cli.evidence_words import worded
 from dtypefix.cli.i18n import has
 from dtypefix.kbtools.canonical import canonical_text
 from dtypefix.kbtools.lint import lint_paths
@@ -225,3 +226,93 @@ def test_a_comment_cut_in_prose_is_reported_and_fmt_keeps_the_file(private_kb: P
     assert any(f":{line}: en: an unquoted ' #'" in str(p) for p in lint_paths([private_kb], catalog))
     assert main(["fmt", str(path)]) == 0
     assert path.read_text(encoding="utf-8") == text
+
+
+# --- the kind registry ------------------------------------------------------------------------------------------
+def test_every_kind_is_in_the_schema_the_canonical_order_and_the_words() -> None:
+    """A kind is one module plus its words: the schema's ``match`` block and the canonical order follow from it."""
+    import json
+
+    from dtypefix.kbtools.canonical import condition_fields
+    from dtypefix.matcher.conditions import KINDS, match_schema
+
+    schema = json.loads((builtin_kb_dir() / "schema.json").read_text(encoding="utf-8"))
+    assert schema["properties"]["match"] == match_schema(), "kb/schema.json is stale: run `dtypefix docs`"
+    for kind in KINDS:
+        assert set(kind.fields) <= set(condition_fields()), kind.key
+        assert set(kind.schema["properties"]) == {*kind.fields, "weight", "required"}, kind.key
+        assert kind.doc and kind.key in schema["properties"]["match"]["properties"], kind.key
+        assert worded(kind.condition), f"{kind.name}: no words in cli/evidence_words.py"
+        assert kind.condition.kind == kind.name, kind.key
+
+
+@pytest.mark.parametrize(
+    ("group", "problem"),
+    [
+        ({"configs": [{"path": "precision.fp16", "value": "yes"}]}, "precision.fp16 holds a bool, so 'yes' can never"),
+        ({"configs": [{"path": "model.load_in_8bit", "op": ">", "value": 1}]}, "is not a number: > does not apply"),
+        ({"env": [{"key": "os", "value": "mac"}]}, "os holds one of linux, windows, macos, so 'mac' can never"),
+        ({"env": [{"key": "gpu.count", "value": "two"}]}, "gpu.count holds a number, so 'two' can never match"),
+        ({"env": [{"key": "device.mps", "op": "matches", "value": "x"}]}, "device.mps is bool: matches"),
+        ({"gpu_memory": [{"below_gib": "24GB"}]}, "must be a number of GiB above 0"),
+    ],
+)
+def test_a_comparison_that_can_never_hold_is_refused(group: dict, problem: str) -> None:
+    with pytest.raises(EntryError, match=re.escape(problem)):
+        parse_group(group, HERE, "match")
+
+
+# Real output: nvidia-smi's table row (github.com/a904055262/PVE-manager-status/issues/14) and torch's
+# out-of-memory message on an H100 (/work/shared/recordings/h100-2026-11/logs/neg_cuda_oom.log).
+_SMI = (
+    "|   0  NVIDIA GeForce GTX 1660        On  |   00000000:03:00.0 Off |                  N/A |\n"
+    "| 54%   59C    P0             53W /  120W |    2079MiB /   6144MiB |     15%      Default |\n"
+)
+_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 148.50 GiB. GPU 0 has a total capacity of "
+    "79.18 GiB of which 68.40 GiB is free.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome", "seen"),
+    [(_SMI, "held", 6.0), (_OOM, "failed", 79.18), ("RuntimeError: boom\n", "unknown", None)],
+)
+def test_gpu_memory_reads_nvidia_smi_and_the_oom_message(text: str, outcome: str, seen: float | None) -> None:
+    from dtypefix.cli.evidence_words import describe
+    from dtypefix.matcher import ValueSeen
+    from dtypefix.matcher.incident import build_incident
+
+    (condition,) = parse_group({"gpu_memory": [{"below_gib": 24}]}, HERE, "match")["gpu_memory"]
+    evidence = condition.evaluate(build_incident(text))
+    assert evidence.outcome.value == outcome
+    assert evidence.observed == (ValueSeen(seen) if seen is not None else None)
+    assert "GiB" in describe(evidence, "en") and "GiB" in describe(evidence, "zh")
+    if seen is None:
+        assert evidence.decider == "gpu"
+
+
+def test_check_decides_an_entry_on_gpu_memory_alone() -> None:
+    """The example kind end to end: YAML -> registry -> check's rules (decides, asks) -> words."""
+    from dtypefix.matcher.entry import entry_from_mapping
+    from dtypefix.matcher.incident import build_incident
+    from dtypefix.matcher.score import check_entries
+
+    data = {
+        "id": "DTF9002",
+        "title": {"en": "t", "zh": "标题"},
+        "kind": "cause",
+        "family": "f",
+        "severity": "error",
+        "status": "active",
+        "match": {"errors": [{"message": "boom"}], "gpu_memory": [{"below_gib": 24, "weight": 3}]},
+        "explanation": {"cause": {"en": "c", "zh": "原因"}, "fix": [{"en": "f", "zh": "修复"}]},
+        "references": [],
+        "examples": [],
+        "counter_examples": [],
+    }
+    entry = entry_from_mapping(data, HERE, "test/gpu")
+    assert entry.checkable
+    findings, conditional = check_entries([entry], build_incident(_SMI))
+    assert [m.entry.id for m in findings] == ["DTF9002"] and not conditional
+    assert check_entries([entry], build_incident(_OOM)) == ([], [])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dtypefix.matcher.configs import ConfigError, find_embedded, lookup, parse_config
+from dtypefix.matcher.configs import ConfigError, find_embedded, parse_config
+from dtypefix.matcher.facts import lookup
 
 DS_AUTO = """{
   "train_micro_batch_size_per_gpu": "auto",

@@ -10,7 +10,7 @@ from dtypefix.cli.app import app, main
 from dtypefix.cli.docs import generate_docs, kb_pages, to_html_site
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ["explain", "run", "check", "search", "show", "new", "lint", "fmt", "docs", "report"]
+COMMANDS = ["explain", "run", "check", "search", "show", "new", "lint", "fmt", "docs", "report", "scan"]
 
 
 def test_generated_kb_docs_are_current(catalog) -> None:
@@ -22,6 +22,22 @@ def test_generated_kb_docs_are_current(catalog) -> None:
         if not (ROOT / "docs/kb" / p).is_file() or (ROOT / "docs/kb" / p).read_text(encoding="utf-8") != text
     ]
     assert stale == [], "docs/kb is stale: run `dtypefix docs` and commit the result"
+
+
+def test_generated_schema_and_docs_are_current() -> None:
+    """kb/schema.json's match block, docs/json-output.schema.json and the generated blocks of the docs come from
+    the registries (cli/generated.py); a kind or a JSON field added without `dtypefix docs` fails here."""
+    from dtypefix.cli.generated import generated_files
+
+    files = generated_files(ROOT)
+    assert set(files) == {
+        "kb/schema.json",
+        "docs/json-output.schema.json",
+        "docs/entry-format.md",
+        "docs/json-output.md",
+    }
+    stale = [name for name, text in files.items() if (ROOT / name).read_text(encoding="utf-8") != text]
+    assert stale == [], f"{stale} stale: run `dtypefix docs` and commit the result"
 
 
 def test_every_command_is_registered() -> None:

@@ -1,6 +1,7 @@
 """What users read, compared as whole strings (golden files; `pytest --update-golden` rewrites them).
 
-A frozen copy of two entries (tests/data/golden-kb) keeps these stable while the real KB grows.
+A frozen copy of three entries (tests/data/golden-kb) keeps these stable while the real KB grows; the bitsandbytes
+entry's fix steps declare `when` they apply, so its first screens show the step that fits each message.
 """
 
 from __future__ import annotations
@@ -48,6 +49,19 @@ def test_out_of_scope(golden, lang: str) -> None:
 def test_check(golden, lang: str) -> None:
     report = check(configs=[("ds_config.json", CONFIG)], flags="--bf16 True", catalog=KB)
     golden(f"check-zeropp-{lang}.md", format_check(report, lang))
+
+
+BNB = DATA / "golden-kb" / "peft" / "bnb-kernel-input-dtype-or-device-check"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("kind", "log"),
+    [("dtype", "deepke-591-bf16-old-bnb.log"), ("device", "colossalai-6399-galore8bit-cpu-offload.log")],
+)
+def test_first_screen_shows_the_step_that_fits(golden, kind: str, log: str, lang: str) -> None:
+    report = explain((BNB / log).read_text(encoding="utf-8"), catalog=KB)
+    golden(f"explain-step-{kind}-{lang}.md", format_report(report, lang))
 
 
 def test_no_known_cause(golden) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dtypefix.cli.markdown import format_report
-from dtypefix.matcher import build_incident, explain
+from dtypefix.matcher import TextSeen, build_incident, explain
 
 LOG = (Path(__file__).parent / "data" / "multirank" / "root-cause-rank1.log").read_text(encoding="utf-8")
 
@@ -26,7 +26,7 @@ def test_evidence_quotes_the_root_cause_rank() -> None:
     report = explain(LOG)
     assert report.matches and report.matches[0].entry.id == "DTF001"
     anchor = report.matches[0].evidence[0]
-    assert "float != c10::BFloat16" in anchor.observed
+    assert isinstance(anchor.observed, TextSeen) and "float != c10::BFloat16" in anchor.observed.text
     text = format_report(report, "en")
     assert "(rank1)" in text.split("\n\n")[2] and "NCCL" not in text
 

@@ -94,4 +94,4 @@ def test_the_joined_scan_agrees_with_a_search_per_message(messages: list[str], p
     hit = condition.find(incident)
     assert (hit is None) == (naive is None)
     if hit is not None and naive is not None:
-        assert hit.seen.endswith(naive.splitlines()[0][:200])
+        assert hit.seen.text.endswith(naive.splitlines()[0][:200])

@@ -265,3 +265,125 @@ def test_windows_are_bounded_and_the_first_errors_win(monkeypatch: pytest.Monkey
 def test_small_input_is_kept_whole() -> None:
     kept, dropped = _read_bounded(io.BytesIO(KOPA.encode()))
     assert kept == KOPA.encode() and not dropped
+
+
+def test_a_flood_of_tracebacks_reads_the_first_and_the_last_and_counts_the_middle() -> None:
+    """A loop that logs an exception and goes on: the cost is bounded, the real error (last) still decides."""
+    from dtypefix.matcher import explain
+    from dtypefix.matcher.incident import MAX_TRACEBACKS, build_incident
+
+    flood = 'Traceback (most recent call last):\n  File "train.py", line 7, in <module>\n    step()\nKeyError: {i}\n'
+    last = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    loss = model(x)\n'
+        "RuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::BFloat16\n"
+    )
+    count = MAX_TRACEBACKS + 500
+    text = "".join(flood.format(i=i) for i in range(count)) + last
+    incident = build_incident(text)
+    assert incident.skipped_tracebacks == count + 1 - MAX_TRACEBACKS
+    messages = [s.message for s in incident.stacks]
+    assert messages[0] == "0" and "mat1 and mat2" in messages[-1]
+    assert explain(text).matches[0].entry.id == "DTF001"
+
+
+# --- issue 21, section 5: progress bars, healthy runs, bare messages, the user's own assertions ---
+
+UNSCALE = """Traceback (most recent call last):
+  File "/home/user/train.py", line 40, in <module>
+    trainer.train()
+  File "/home/user/.venv/lib/python3.12/site-packages/torch/amp/grad_scaler.py", line 283, in _unscale_grads_
+    raise ValueError("Attempting to unscale FP16 gradients.")
+ValueError: Attempting to unscale FP16 gradients.
+"""
+
+
+@pytest.mark.parametrize(
+    "bar",
+    [
+        "  0%|          | 0/100 [00:00<?, ?it/s]",
+        "\r  3%|▎         | 3/100 [00:01<00:40,  2.41it/s]",
+        " 3%|▎ | 3/100 [00:04<02:10,  1.52s/it]\r 4%|▍ | 4/100 [00:06<02:08,  1.50s/it]",
+    ],
+    ids=["glued", "carriage-return-first", "redrawn-then-glued"],
+)
+def test_a_progress_bar_glued_before_the_header_leaves_the_traceback_whole(bar: str) -> None:
+    """tqdm prints no newline before a crash: the header must still start a whole traceback (not a partial one that
+    asks for "the full traceback" and lets frames absent from it prove nothing)."""
+    report = explain(bar + UNSCALE)
+    assert report.incident.has_complete_traceback
+    assert [s.exc_type for s in report.incident.stacks] == ["ValueError"]
+    assert report.matches[0].entry.id == explain(UNSCALE).matches[0].entry.id
+
+
+def test_a_progress_bar_is_never_the_error() -> None:
+    bars = "\n".join(
+        [
+            "Casting the dataset to bf16: 100%|██████████| 10/10 [00:00<00:00, 50.1it/s]",
+            "Map (num_proc=4): 100%|██████████| 1000/1000 [00:01<00:00, 812.44 examples/s]",
+            "{'loss': 2.31, 'grad_norm': 1.02, 'learning_rate': 5e-05, 'epoch': 1.0}",
+        ]
+    )
+    report = explain(bars)
+    assert report.matches == () and report.incident.exceptions == ()
+
+
+AUTOCAST_NOTICE = (
+    "/home/user/train.py:46: FutureWarning: `torch.cuda.amp.autocast(args...)` is deprecated. "
+    "Please use `torch.amp.autocast('cuda', args...)` instead.\n"
+    "  with torch.cuda.amp.autocast(dtype=torch.bfloat16):\n"
+)
+
+
+def test_a_healthy_runs_deprecation_notice_gets_no_answer() -> None:
+    """A run that printed the notice and went on to finish: nothing failed, nothing to explain."""
+    log = "step 10 loss 2.31\n" + AUTOCAST_NOTICE + "step 20 loss 2.05\n{'train_runtime': 12.1, 'epoch': 2.0}\ndone\n"
+    assert explain(log).matches == ()
+
+
+def test_the_notice_pasted_alone_is_still_explained() -> None:
+    """Pasted on its own, the notice is a question about it, and the entry that explains it answers."""
+    report = explain(AUTOCAST_NOTICE)
+    assert report.matches and report.matches[0].entry.id == "DTF009"
+
+
+def test_a_notice_before_a_real_failure_does_not_hide_it() -> None:
+    assert explain(AUTOCAST_NOTICE + UNSCALE).matches[0].entry.family == "unscale-fp16-gradients"
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Attempting to unscale FP16 gradients.", "unscale-fp16-gradients"),
+        ("value cannot be converted to type at::Half without overflow", "DTF105"),
+        ("Input type (float) and bias type (c10::Half) should be the same", "input-weight-type"),
+        ("No backend type associated with device type cpu", "collective-device-backend"),
+    ],
+)
+def test_a_bare_message_reaches_entries_whose_patterns_name_a_type(message: str, expected: str) -> None:
+    """Each of these entries' patterns names the exception type; the message pasted without it still reaches them."""
+    best = explain(message + "\n").matches[0].entry
+    assert expected in (best.id, best.family)
+
+
+TE_ASSERT = """Traceback (most recent call last):
+  File "/home/user/train_fp8.py", line 52, in <module>
+    assert has_transformer_engine_layers(model.module){message}
+AssertionError{colon}
+"""
+FP8_DEEPSPEED = ("accelerate.yaml", "distributed_type: DEEPSPEED\nmixed_precision: fp8\n")
+
+
+@pytest.mark.parametrize("said", ["", "model was not converted to TE layers"], ids=["bare", "with-message"])
+def test_the_users_own_assertion_lets_the_entry_about_it_decide(said: str) -> None:
+    """`assert has_transformer_engine_layers(model)` failing in the user's script is about DTF250 (fp8 silently
+    not applied): its config and version evidence decide, high with an fp8 DeepSpeed config on an affected version."""
+    text = TE_ASSERT.format(message=f', "{said}"' if said else "", colon=f": {said}" if said else "")
+    report = explain(text, configs=[FP8_DEEPSPEED], freeze="accelerate==0.34.2\n")
+    assert (report.matches[0].entry.id, report.matches[0].confidence) == ("DTF250", "high")
+    fixed = explain(text, configs=[FP8_DEEPSPEED], freeze="accelerate==1.11.0\n")
+    assert not fixed.matches or fixed.matches[0].confidence != "high"
+
+
+def test_a_librarys_assertion_is_not_read_as_the_users() -> None:
+    text = TE_ASSERT.replace("/home/user/train_fp8.py", "/home/user/.venv/lib/python3.12/site-packages/x/y.py")
+    assert not any(m.entry.id == "DTF250" for m in explain(text.format(message="", colon="")).matches)

@@ -2,7 +2,8 @@
 
 Each recording is the whole merged output of one reproducer run on a named device with named versions; its
 metadata names the entry (or family) that must rank first, or ``none`` for a look-alike that must get no dtype
-diagnosis. No torch or GPU is needed to replay.
+diagnosis. No torch or GPU is needed to replay. ``cpu-*`` come from tests/cuda/record.py; ``h100-*`` are real H100
+runs imported with their manifest's true causes by tests/cuda/import_manifest.py.
 """
 
 from __future__ import annotations
@@ -34,11 +35,18 @@ def test_every_recording_has_its_metadata() -> None:
         assert meta["name"] == log.stem
         assert meta["device"] in {"cpu", "cuda"}
         if meta["device"] == "cuda":
-            assert {"gpu", "driver", "cuda"} <= set(meta), f"{log.name}: a GPU recording names its GPU and driver"
+            assert {"gpu", "cuda"} <= set(meta), f"{log.name}: a GPU recording names its GPU and CUDA version"
     assert not set(RECORDED.glob("*.yaml")) - {log.with_suffix(".yaml") for log in LOGS}, "metadata without a log"
 
 
-@pytest.mark.parametrize("log", LOGS, ids=[log.stem for log in LOGS])
+def _case(log: Path) -> object:
+    """A recording whose right answer is not reached yet is a strict xfail that names why, never a skip."""
+    reason = _meta(log).get("xfail")
+    marks = [pytest.mark.xfail(strict=True, reason=str(reason))] if reason else []
+    return pytest.param(log, id=log.stem, marks=marks)
+
+
+@pytest.mark.parametrize("log", [_case(log) for log in LOGS])
 def test_recording_gets_the_expected_answer(log: Path, catalog) -> None:
     meta = _meta(log)
     text = log.read_text(encoding="utf-8")

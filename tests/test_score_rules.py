@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dtypefix.matcher import Outcome, Reason
+from dtypefix.matcher import FrameSeen, Origin, Outcome, Place, Reason, ValueSeen
 from dtypefix.matcher.conditions import FrameCondition
 from dtypefix.matcher.configs import parse_config
 from dtypefix.matcher.entry import KBEntry, entry_from_mapping
@@ -206,12 +206,16 @@ def test_evidence_is_structured() -> None:
     )
     match = score_entries([entry], incident(config=DS_BF16))[0]
     anchor_ev, package_ev, config_ev = match.evidence
-    assert (anchor_ev.outcome, anchor_ev.reason, anchor_ev.source) == (Outcome.HELD, Reason.MATCHED, "traceback")
-    assert (config_ev.outcome, config_ev.reason, config_ev.observed, config_ev.source) == (
+    assert (anchor_ev.outcome, anchor_ev.reason, anchor_ev.where) == (
+        Outcome.HELD,
+        Reason.MATCHED,
+        Place(Origin.TRACEBACK),
+    )
+    assert (config_ev.outcome, config_ev.reason, config_ev.observed, config_ev.where) == (
         Outcome.HELD,
         Reason.FOUND,
-        "true",
-        "ds.json",
+        ValueSeen(True),
+        Place(Origin.CONFIG, "ds.json"),
     )
     assert (package_ev.outcome, package_ev.reason, package_ev.decider) == (
         Outcome.UNKNOWN,
@@ -224,7 +228,8 @@ def test_auto_is_resolved_from_the_launch_flags_and_says_so() -> None:
     entry = make(match={"configs": [{"path": "deepspeed.bf16.enabled", "value": True}]})
     auto = '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}'
     resolved = score_entries([entry], incident(config=auto, flags="torchrun train.py --bf16 True"))[0].evidence[1]
-    assert (resolved.outcome, resolved.auto) == (Outcome.HELD, "launch command")
+    assert resolved.outcome is Outcome.HELD
+    assert isinstance(resolved.observed, ValueSeen) and resolved.observed.auto == Place(Origin.LAUNCH)
     unresolved = score_entries([entry], incident(config=auto))[0].evidence[1]
     assert (unresolved.outcome, unresolved.reason) == (Outcome.UNKNOWN, Reason.AUTO_UNRESOLVED)
 
@@ -301,7 +306,8 @@ def test_a_frame_code_pattern_reads_the_line_under_the_frame(code: str, held: bo
     frame_ev = condition.evaluate(incident(CUT_TRACEBACK))
     assert frame_ev.outcome is (Outcome.HELD if held else Outcome.FAILED)
     if held:
-        assert frame_ev.observed.endswith("dispatch_model(model, **device_map_kwargs)")
+        assert isinstance(frame_ev.observed, FrameSeen)
+        assert frame_ev.observed.code.endswith("dispatch_model(model, **device_map_kwargs)")
 
 
 def test_a_frame_code_pattern_excludes_like_any_frame() -> None:
@@ -322,5 +328,6 @@ def test_confidence_words_ask_for_inputs_only_when_some_are_missing(lang: str) -
     known = score_entries([settled], incident(config=DS_BF16))[0]
     unknown = score_entries([pending], incident(config=DS_BF16))[0]
     assert known.confidence == unknown.confidence == "medium"
-    assert asks not in _confidence_line(known, lang)
-    assert asks in _confidence_line(unknown, lang)
+    assert asks not in _confidence_line(known, lang, asked=True)
+    assert asks in _confidence_line(unknown, lang, asked=True)  # the answer lists the input that would settle it
+    assert _confidence_line(unknown, lang).endswith(t("conf.medium.unasked", lang))

@@ -1,0 +1,204 @@
+"""Fix history in words: "diffusers 0.38.0 changed this line: `...` (#13364) — you have 0.37.1: upgrade".
+
+:mod:`dtypefix.matcher.history` finds the later releases that changed the dtype/device handling of the library
+code the traceback failed in; this module says so on the first screen (both languages), as JSON, and states the
+releases the shipped index covers (``dtypefix --version``). A change found this way is a change to that code's
+dtype handling in a later release — likely the fix, never asserted as certain: the confidence says how close it
+is to the failing line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dtypefix.matcher.history import Change, FrameHistory, coverage
+from dtypefix.matcher.result import Report
+
+from .evidence_words import code_span
+
+__all__ = ["coverage_line", "history_json", "history_lines", "history_schema"]
+
+_SHOWN = 2
+"""Frames listed on the first screen (the innermost with a change, and one more)."""
+_WIDTH = 110
+
+_WORDS: dict[str, tuple[str, str]] = {
+    "label": ("**Changed in a later release:**", "**后续版本改过这段代码：**"),
+    "line": (
+        "{lib} {release} changed this line: {code}{pr} — {have}: upgrade.",
+        "{lib} {release} 改了出错的这一行：{code}{pr}——{have}：建议升级。",
+    ),
+    "near": (
+        "{lib} {release} changed the dtype handling next to this line in `{function}`: {code}{pr} — {have}: upgrade.",
+        "{lib} {release} 改了 `{function}` 中紧挨出错行的 dtype 处理：{code}{pr}——{have}：建议升级。",
+    ),
+    "function": (
+        "{lib} {release} changed the dtype handling of `{function}`, where this failed: {code}{pr} — {have}; "
+        "check whether that release fixes it.",
+        "{lib} {release} 改了出错函数 `{function}` 的 dtype 处理：{code}{pr}——{have}；请确认该版本是否修复了这个问题。",
+    ),
+    "removed": ("removed {code}", "删除了 {code}"),
+    "what": (
+        "A change to this code's dtype/device handling in a later release, likely the fix (confidence: {conf}).",
+        "这是后续版本对这段代码 dtype/设备处理的改动，很可能就是修复（置信度：{conf}）。",
+    ),
+    "have.versions": ("you have {version}", "你装的是 {version}"),
+    "have.lines": (
+        "no version given, and the lines in this traceback match {lib} {range}",
+        "输入里没有版本号，traceback 中的代码行与 {lib} {range} 一致",
+    ),
+    "high": ("high", "高"),
+    "medium": ("medium", "中"),
+    "low": ("low", "低"),
+    "coverage": (
+        "fix-history index: built {built}, {n} libraries ({libs})",
+        "修复历史索引：{built} 生成，覆盖 {n} 个库（{libs}）",
+    ),
+}
+
+
+def _w(key: str, lang: str, **values: object) -> str:
+    en, zh = _WORDS[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
+
+
+def _code(change: Change, lang: str) -> str:
+    added = [line for line in change.new if line]
+    if added:
+        return code_span(_short(added[0]))
+    removed = [line for line in change.old if line]
+    return _w("removed", lang, code=code_span(_short(removed[0]))) if removed else ""
+
+
+def _pr(change: Change, lang: str) -> str:
+    if not change.pr:
+        return ""
+    return f"（#{change.pr}）" if lang == "zh" else f" (#{change.pr})"
+
+
+def _range(frame: FrameHistory) -> str:
+    if not frame.matching:
+        return str(frame.installed)
+    first, last = frame.matching[0], frame.matching[-1]
+    return first if first == last else f"{first}–{last}"
+
+
+def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
+    if frame.installed_from == "lines":
+        have = _w("have.lines", lang, lib=frame.library, range=_range(frame))
+    else:
+        have = _w("have.versions", lang, version=frame.installed)
+    return _w(
+        change.closeness,
+        lang,
+        lib=frame.library,
+        release=change.release,
+        code=_code(change, lang),
+        pr=_pr(change, lang),
+        have=have,
+        function=change.function,
+    )
+
+
+def _best(frame: FrameHistory) -> Change:
+    """The change closest to the failing line; the earliest release among equals."""
+    order = {"line": 0, "near": 1, "function": 2}
+    return min(frame.changes, key=lambda c: order[c.closeness])
+
+
+def history_lines(report: Report, lang: str) -> list[str]:
+    """The first-screen lines for the report's fix history; nothing when no later release changed the code."""
+    if not report.history:
+        return []
+    lines = [_w("label", lang), ""]
+    for frame in report.history[:_SHOWN]:
+        change = _best(frame)
+        lines.append(f"- {_sentence(frame, change, lang)}")
+    top = _best(report.history[0])
+    lines += ["", _w("what", lang, conf=_w(top.confidence, lang)), ""]
+    return lines
+
+
+def history_json(report: Report) -> list[dict[str, Any]]:
+    """The ``history`` list of the JSON output (documented in docs/json-output.md)."""
+    return [
+        {
+            "library": f.library,
+            "file": f.path,
+            "line": f.line,
+            "function": f.function,
+            "installed": f.installed,
+            "installed_from": f.installed_from,
+            "matching_releases": [f.matching[0], f.matching[-1]] if f.matching else [],
+            "changes": [
+                {
+                    "release": c.release,
+                    "function": c.function,
+                    "old": list(c.old),
+                    "new": list(c.new),
+                    "pr": c.pr or None,
+                    "subject": c.subject or None,
+                    "closeness": c.closeness,
+                    "confidence": c.confidence,
+                }
+                for c in f.changes
+            ],
+        }
+        for f in report.history
+    ]
+
+
+def history_schema() -> dict[str, Any]:
+    """The JSON Schema of the ``history`` list (part of ``docs/json-output.schema.json``)."""
+    strings = {"type": "array", "items": {"type": "string"}}
+    change = {
+        "type": "object",
+        "required": ["release", "function", "old", "new", "pr", "subject", "closeness", "confidence"],
+        "properties": {
+            "release": {"type": "string"},
+            "function": {"type": "string"},
+            "old": strings,
+            "new": strings,
+            "pr": {"type": ["integer", "null"]},
+            "subject": {"type": ["string", "null"]},
+            "closeness": {"enum": ["line", "near", "function"]},
+            "confidence": {"enum": ["high", "medium", "low"]},
+        },
+    }
+    frame = {
+        "type": "object",
+        "required": [
+            "library",
+            "file",
+            "line",
+            "function",
+            "installed",
+            "installed_from",
+            "matching_releases",
+            "changes",
+        ],
+        "properties": {
+            "library": {"type": "string"},
+            "file": {"type": "string"},
+            "line": {"type": "integer"},
+            "function": {"type": "string"},
+            "installed": {"type": "string"},
+            "installed_from": {"enum": ["versions", "lines"]},
+            "matching_releases": {**strings, "maxItems": 2},
+            "changes": {"type": "array", "items": change},
+        },
+    }
+    return {"type": "array", "items": frame}
+
+
+def coverage_line(lang: str = "en") -> str:
+    """What the shipped fix-history index covers, for ``dtypefix --version``."""
+    cover = coverage()
+    if not cover.libraries:
+        return ""
+    libs = ", ".join(f"{name} {first}–{last}" for name, first, last, _ in cover.libraries)
+    return _w("coverage", lang, built=cover.built, n=len(cover.libraries), libs=libs)

@@ -1,0 +1,273 @@
+"""Wording and behaviour by version, proven: what was read in which released artifact (``proofs/<library>.yaml``).
+
+An entry's ``affected`` / ``fixed_in`` bounds, its "wording by version" notes (``messages``) and a census row's
+``versions`` are claims about releases. A proof record backs one claim with the releases checked at each boundary
+of its spec: for each, the artifact read (a wheel or sdist as ``pip download --no-deps`` fetches it, or a repository
+at a tag), the file inside it, and whether the literal ``wording`` is there. ``wording`` is the message text itself,
+or for a behaviour the source line whose presence shows it (``means`` says what it shows)::
+
+    library: torch
+    records:
+      - subject: DTF463              # an entry id, or census:<file stem> with `template:` naming the row
+        claim: messages[0]           # affected:<pkg> | fixed_in:<pkg> | messages[<i>] | versions (census)
+        spec: '>=2.8.0'              # the releases where the wording / behaviour is present
+        wording: different from other tensors on
+        checked:
+          - {version: 2.7.1, present: false, artifact: torch-2.7.1-cp312-none-macosx_11_0_arm64.whl,
+             file: torch/lib/libtorch_cpu.dylib}
+          - {version: 2.8.0, present: true, ...}
+
+Two kinds of check, both pure functions here: :func:`proof_problems` (offline, run by ``dtypefix lint``) fails a
+record whose checked versions contradict its spec, that does not check both sides of each boundary, or whose spec
+is not what its subject states; :func:`verify` re-reads the artifacts (``python -m dtypefix.kbtools.proofs
+verify DIR`` with the files downloaded into DIR) so that every ``present`` is a fact anyone can reproduce.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from dtypefix.matcher.entry import KBEntry
+
+from .census import CensusRow
+
+__all__ = ["Check", "Proof", "load_proofs", "proof_problems", "proofs_dir", "verify"]
+
+_NOTE_SPEC = re.compile(r"^\s*(?P<name>[A-Za-z0-9][\w.-]*)\s*(?P<spec>(?:[<>=!~]=?\s*[\w.+*]+\s*,?\s*)+):")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One released version read at a boundary."""
+
+    version: str
+    present: bool
+    """Whether ``wording`` is in ``file`` of that release."""
+    artifact: str
+    """The wheel / sdist file name as ``pip download --no-deps`` saves it, or ``owner/repo@tag`` for a fetched repo."""
+    file: str
+    """The member read inside the artifact (a .py file, or a compiled library whose string table holds the text);
+    ``*`` reads every Python file and compiled library in it (how an absence is shown where the module did not
+    exist yet)."""
+
+
+@dataclass(frozen=True)
+class Proof:
+    """One claim about releases and the releases read to establish it."""
+
+    path: Path
+    index: int
+    library: str
+    subject: str
+    """An entry id (``DTF463``) or ``census:<file stem>``."""
+    claim: str
+    """Which statement of the subject: ``affected:<pkg>``, ``fixed_in:<pkg>``, ``messages[<i>]`` or ``versions``."""
+    spec: str
+    """PEP 440: the releases of ``library`` where ``wording`` is present."""
+    wording: str
+    means: str
+    template: str
+    """For a census subject: the row's template."""
+    checks: tuple[Check, ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.name}[{self.index}] {self.subject} {self.claim}"
+
+
+def proofs_dir(kb_dir: Path) -> Path:
+    """The proofs beside a KB checkout (``<repo>/proofs`` next to ``<repo>/kb``)."""
+    return kb_dir.resolve().parent / "proofs"
+
+
+def load_proofs(folder: Path) -> list[Proof]:
+    """Every record of every ``proofs/*.yaml`` (empty when there is no such folder)."""
+    proofs: list[Proof] = []
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for index, record in enumerate(data["records"]):
+            checks = tuple(
+                Check(str(c["version"]), bool(c["present"]), str(c["artifact"]), str(c["file"]))
+                for c in record["checked"]
+            )
+            proofs.append(
+                Proof(
+                    path=path,
+                    index=index,
+                    library=str(data["library"]),
+                    subject=str(record["subject"]),
+                    claim=str(record["claim"]),
+                    spec=str(record["spec"]),
+                    wording=str(record["wording"]),
+                    means=str(record.get("means", "")),
+                    template=str(record.get("template", "")),
+                    checks=checks,
+                )
+            )
+    return proofs
+
+
+def _spec(text: str) -> SpecifierSet | None:
+    try:
+        return SpecifierSet(text.replace(" ", ""))
+    except InvalidSpecifier:
+        return None
+
+
+def _boundaries(spec: SpecifierSet, versions: list[Version]) -> list[str]:
+    """Each boundary of ``spec`` that the checked versions do not bracket (a present and an absent side)."""
+    missing: list[str] = []
+    for clause in spec:
+        bound = Version(clause.version.replace(".*", ""))
+        inside = [v for v in versions if v in spec]
+        outside = [v for v in versions if v not in spec]
+        if clause.operator in {">=", ">", "~="}:
+            ok = any(v >= bound for v in inside) and any(v < bound for v in outside)
+        elif clause.operator in {"<", "<="}:
+            ok = any(v < bound for v in inside) and any(v >= bound for v in outside)
+        else:  # == / != pin one release: it and a neighbour
+            ok = bool(inside) and bool(outside)
+        if not ok:
+            missing.append(f"{clause.operator}{clause.version}")
+    return missing
+
+
+def _stated(proof: Proof, entries: Mapping[str, KBEntry], census: Iterable[CensusRow]) -> tuple[list[str], str]:
+    """What the subject states for the claim (one spec per place it is stated), or a problem."""
+    kind, _, arg = proof.claim.partition(":")
+    if proof.subject.startswith("census:"):
+        stem = proof.subject.removeprefix("census:")
+        rows = [r for r in census if r.where.startswith(f"{stem}[") and r.template == proof.template]
+        if proof.claim != "versions" or not rows:
+            return [], f"no census/{stem}.yaml row with this template states `versions`"
+        return [row.versions for row in rows], ""
+    entry = entries.get(proof.subject)
+    if entry is None:
+        return [], "no entry with this id"
+    if kind == "affected" and arg in entry.affected:
+        return [str(entry.affected[arg])], ""
+    if kind == "fixed_in" and arg in entry.fixed_in:
+        return [f">={entry.fixed_in[arg]}"], ""  # the fix is present from that release on
+    found = re.fullmatch(r"messages\[(\d+)\]", proof.claim)
+    if found and int(found.group(1)) < len(entry.messages):
+        note = _NOTE_SPEC.match(entry.messages[int(found.group(1))])
+        if note is None or note.group("name") != proof.library:
+            return [], f"the note does not start with `{proof.library} <spec>:`"
+        return [note.group("spec")], ""
+    return [], f"the entry states no `{proof.claim}`"
+
+
+def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterable[CensusRow]) -> list[str]:
+    """Why ``proof`` does not establish its claim: a contradiction, an unchecked boundary, a different stated spec."""
+    spec = _spec(proof.spec)
+    if spec is None:
+        return [f"spec {proof.spec!r} is not a PEP 440 specifier"]
+    problems: list[str] = []
+    versions: list[Version] = []
+    for check in proof.checks:
+        try:
+            version = Version(check.version)
+        except InvalidVersion:
+            problems.append(f"checked version {check.version!r} is not a PEP 440 version")
+            continue
+        versions.append(version)
+        if (version in spec) != check.present:
+            state = "present" if check.present else "absent"
+            problems.append(f"{proof.library} {check.version}: wording {state}, which contradicts `{proof.spec}`")
+    problems.extend(
+        f"boundary `{b}` not checked on both sides (a release inside and one outside)"
+        for b in _boundaries(spec, versions)
+    )
+    stated, problem = _stated(proof, entries, census)
+    if problem:
+        problems.append(problem)
+    for text in stated:
+        if _spec(text) != spec:
+            problems.append(f"the subject states `{text or '(no versions)'}`, the proof establishes `{proof.spec}`")
+    return problems
+
+
+# What ``*`` reads: the code that runs (Python sources and compiled libraries), not headers shipped for extensions,
+# which may still declare a check that no compiled code calls any more.
+_READABLE = (".py", ".so", ".dylib", ".pyd", ".dll")
+
+
+def _wanted(name: str, member: str) -> bool:
+    if member == "*":
+        return name.endswith(_READABLE)
+    return name == member or name.endswith("/" + member)
+
+
+def _contains(artifact: Path, member: str, needle: bytes) -> bool | None:
+    """Whether ``needle`` is in ``member`` of the wheel / sdist (any readable file for ``*``); None: no such file."""
+    found = False
+    if artifact.suffix in {".whl", ".zip"}:
+        with zipfile.ZipFile(artifact) as archive:
+            for name in archive.namelist():
+                if _wanted(name, member):
+                    found = True
+                    if needle in archive.read(name):
+                        return True
+        return False if found or member == "*" else None
+    with tarfile.open(artifact) as archive:
+        for info in archive:
+            if info.isfile() and _wanted(info.name, member):
+                found = True
+                handle = archive.extractfile(info)
+                if handle is not None and needle in handle.read():
+                    return True
+    return False if found or member == "*" else None
+
+
+def verify(proof: Proof, cache: Path) -> list[tuple[Check, str]]:
+    """Re-read each checked artifact found in ``cache``: (check, problem) where the file says otherwise.
+
+    An artifact that is not in ``cache`` is reported as such, never counted as verified.
+    """
+    out: list[tuple[Check, str]] = []
+    needle = proof.wording.encode("utf-8")
+    for check in proof.checks:
+        artifact = cache / check.artifact
+        if not artifact.is_file():
+            out.append((check, "artifact not downloaded"))
+            continue
+        present = _contains(artifact, check.file, needle)
+        if present is None:
+            out.append((check, f"{check.file} not in {check.artifact}"))
+        elif present != check.present:
+            out.append((check, f"wording is {'absent' if check.present else 'present'} in {check.file}"))
+    return out
+
+
+def _main(argv: list[str]) -> int:
+    """``verify DIR [PROOFS_DIR]``: re-read every checked artifact present in DIR; exit 1 on a contradiction."""
+    if len(argv) < 2 or argv[0] != "verify":
+        print("usage: python -m dtypefix.kbtools.proofs verify DOWNLOAD_DIR [PROOFS_DIR]", file=sys.stderr)
+        return 2
+    folder = Path(argv[2]) if len(argv) > 2 else Path("proofs")
+    proofs = load_proofs(folder)
+    read = wrong = 0
+    for proof in proofs:
+        for check, problem in verify(proof, Path(argv[1])):
+            if problem == "artifact not downloaded":
+                print(f"{proof.where}: {check.version}: {problem}")
+                continue
+            wrong += 1
+            print(f"{proof.where}: {check.version}: {problem}")
+        read += len(proof.checks)
+    print(f"{len(proofs)} records, {read} checks, {wrong} contradicted by the artifacts")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,59 @@
+"""A deprecation notice that scrolled by in a run's log is not a failure to explain.
+
+``FutureWarning`` / ``DeprecationWarning`` lines (``torch.cuda.amp.autocast(args...)`` is deprecated ...) are printed
+by healthy runs every day. Pasted on their own they are a question about the notice, and the entry that explains it
+answers; inside a log that shows no exception and goes on printing after them, they are noise, and an answer built
+on them alone would be a false alarm. Pure functions over the incident and the scored matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .evidence import Outcome
+from .incident import Incident
+from .observation import Origin, TextSeen
+from .regex import lazy_regex
+from .result import Match
+
+__all__ = ["notices_only"]
+
+_NOTICE = lazy_regex(r"\b(?:Future|Deprecation|PendingDeprecation)Warning\b")
+
+
+def _notice_lines(lines: list[str]) -> tuple[set[int], int]:
+    """Indexes of the deprecation-warning lines and of the source line Python prints under each; and how many other
+    non-empty lines there are."""
+    notices: set[int] = set()
+    for index, line in enumerate(lines):
+        if _NOTICE.search(line):
+            notices.add(index)
+            if index + 1 < len(lines) and lines[index + 1].startswith((" ", "\t")):
+                notices.add(index + 1)  # `warnings` shows the calling line, indented, under the message
+    others = sum(1 for index, line in enumerate(lines) if line.strip() and index not in notices)
+    return notices, others
+
+
+def _anchored_on_a_notice(match: Match, lines: list[str], notices: set[int]) -> bool:
+    """Whether the match's anchor is text read in the log (no exception) that lies on a deprecation-warning line."""
+    for evidence in match.evidence:
+        if evidence.kind != "error" or evidence.outcome is not Outcome.HELD:
+            continue
+        if evidence.where is None or evidence.where.origin is not Origin.LOG:
+            return False
+        seen = evidence.observed.text if isinstance(evidence.observed, TextSeen) else ""
+        first = seen.splitlines()[0] if seen.strip() else ""
+        return bool(first) and any(first in lines[index] for index in notices)
+    return False
+
+
+def notices_only(incident: Incident, matches: Sequence[Match]) -> bool:
+    """True when nothing failed (no exception named), the log printed more than deprecation notices, and
+    every match stands only on such a notice: the run is healthy and gets no answer."""
+    if not matches or any(exc_type for exc_type, _ in incident.exceptions):
+        return False  # an exception was raised: something failed (a short paste's untyped lines name none)
+    lines = incident.text.splitlines()
+    notices, others = _notice_lines(lines)
+    if not notices or not others:
+        return False  # no notice, or the notice is all the input: a question about it
+    return all(_anchored_on_a_notice(match, lines, notices) for match in matches)

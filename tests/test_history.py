@@ -1,0 +1,173 @@
+"""The fix-history index: built from a fixture git repository and fixture wheels made here, looked up on real
+released code (diffusers 0.37.1, whose ``MotionConv2d.forward`` 0.38.0 changed in PR #13364)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from dtypefix.cli.history_words import coverage_line, history_json, history_lines
+from dtypefix.kbtools.history import Library, build_from_archives, build_from_git, main, write_index
+from dtypefix.matcher import explain
+from dtypefix.matcher.history import coverage, fix_history
+from dtypefix.matcher.packages import PackageVersion
+from dtypefix.matcher.traceback import Frame
+
+DATA = Path(__file__).parent / "data" / "history"
+
+_V1 = """import torch
+
+
+def scale(x, w):
+    y = x * 2
+    return torch.matmul(y, w)
+
+
+def name():
+    return "fixlib"
+"""
+# 1.1.0: the fix casts w to the input's dtype (the change the index must name, with its PR).
+_V11 = _V1.replace("return torch.matmul(y, w)", "return torch.matmul(y, w.to(y.dtype))")
+# 1.2.0: an unrelated change: recorded as a body change, not as a dtype change.
+_V12 = _V11.replace('return "fixlib"', 'return "fixlib!"')
+_RELEASES = (
+    ("1.0.0", _V1, "Initial release"),
+    ("1.1.0", _V11, "Cast w to the input dtype (#42)"),
+    ("1.2.0", _V12, "Rename"),
+)
+_LIB = Library("fixlib", "fixlib", "1.0.0", repo="fixture", src="src")
+_FRAME = Frame("/venv/lib/python3.11/site-packages/fixlib/ops.py", 6, "scale", "return torch.matmul(y, w)")
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def git_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("repo")
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.invalid")
+    _git(repo, "config", "user.name", "t")
+    (repo / "src" / "fixlib").mkdir(parents=True)
+    for version, text, subject in _RELEASES:
+        (repo / "src" / "fixlib" / "ops.py").write_text(text)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", subject)
+        _git(repo, "tag", f"v{version}")
+    out = tmp_path_factory.mktemp("index")
+    write_index(out, build_from_git(_LIB, repo / ".git"), [])
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    wheels = tmp_path_factory.mktemp("wheels")
+    archives = {}
+    for version, text, _ in _RELEASES:
+        path = wheels / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/ops.py", text)
+            zf.writestr(f"fixlib-{version}.dist-info/METADATA", f"Name: fixlib\nVersion: {version}\n")
+        archives[version] = path
+    out = tmp_path_factory.mktemp("index")
+    missing: list[str] = []
+    write_index(out, build_from_archives(_LIB, archives, missing), missing)
+    return out
+
+
+def test_git_index_names_the_fixing_release_and_its_pr(git_index: Path) -> None:
+    (found,) = fix_history([_FRAME], {}, folder=str(git_index))
+    (change,) = found.changes
+    assert (found.library, found.path, found.installed, found.installed_from) == (
+        "fixlib",
+        "fixlib/ops.py",
+        "1.0.0",
+        "lines",
+    )
+    assert found.matching == ("1.0.0",)
+    assert (change.release, change.function, change.pr) == ("1.1.0", "scale", 42)
+    assert change.subject == "Cast w to the input dtype (#42)"
+    assert change.old == ("return torch.matmul(y, w)",)
+    assert change.new == ("return torch.matmul(y, w.to(y.dtype))",)
+    assert (change.closeness, change.confidence) == ("line", "high")
+
+
+def test_wheel_index_has_the_change_without_a_pr(wheel_index: Path) -> None:
+    (found,) = fix_history([_FRAME], {}, folder=str(wheel_index))
+    assert [(c.release, c.pr, c.subject) for c in found.changes] == [("1.1.0", 0, "")]
+
+
+def test_a_freeze_decides_the_installed_release(git_index: Path) -> None:
+    old = {"fixlib": PackageVersion("fixlib", "1.0.0", "freeze")}
+    (found,) = fix_history([_FRAME], old, folder=str(git_index))
+    assert (found.installed, found.installed_from) == ("1.0.0", "versions")
+    fixed = {"fixlib": PackageVersion("fixlib", "1.1.0", "freeze")}
+    assert fix_history([_FRAME], fixed, folder=str(git_index)) == ()
+
+
+def test_nothing_when_nothing_changed(git_index: Path) -> None:
+    unchanged = Frame("/venv/lib/python3.11/site-packages/fixlib/ops.py", 10, "name", 'return "fixlib"')
+    elsewhere = Frame("/home/me/train.py", 6, "scale", "return torch.matmul(y, w)")
+    assert fix_history([unchanged, elsewhere], {}, folder=str(git_index)) == ()
+
+
+def test_a_line_that_matches_no_release_gives_no_answer(git_index: Path) -> None:
+    edited = Frame(_FRAME.file, 6, "scale", "return my_own_matmul(y, w)")
+    assert fix_history([edited], {}, folder=str(git_index)) == ()
+
+
+def test_coverage_states_the_releases(git_index: Path) -> None:
+    cover = coverage(str(git_index))
+    assert cover.libraries == (("fixlib", "1.0.0", "1.2.0", 3),)
+    assert cover.built
+
+
+def test_build_command_refuses_an_unknown_library(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "no-such-library"]) == 2
+    assert "no-such-library" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- the shipped index, on real released code
+
+_REAL = (DATA / "wan-animate-0.37.1.log").read_text(encoding="utf-8")
+
+
+def test_shipped_index_names_diffusers_0_38_0_for_a_0_37_1_traceback() -> None:
+    report = explain(_REAL)
+    (frame, *_) = report.history
+    assert (frame.library, frame.installed, frame.installed_from) == ("diffusers", "0.37.1", "lines")
+    assert frame.matching[-1] == "0.37.1"
+    change = frame.changes[0]
+    assert (change.release, change.pr, change.closeness) == ("0.38.0", 13364, "line")
+    assert any("expanded_kernel.to(x.dtype)" in line for line in change.new)
+
+
+def test_shipped_index_is_silent_when_the_fix_is_installed() -> None:
+    report = explain(_REAL, freeze="diffusers==0.38.0")
+    assert report.history == ()
+
+
+def test_first_screen_and_json_word_the_change() -> None:
+    report = explain(_REAL, freeze="diffusers==0.37.1")
+    en = "\n".join(history_lines(report, "en"))
+    zh = "\n".join(history_lines(report, "zh"))
+    assert "diffusers 0.38.0 changed this line:" in en
+    assert "(#13364)" in en
+    assert "you have 0.37.1: upgrade" in en
+    assert "diffusers 0.38.0 改了出错的这一行" in zh
+    assert "你装的是 0.37.1" in zh
+    (row,) = history_json(report)[:1]
+    assert row["library"] == "diffusers"
+    assert row["changes"][0]["pr"] == 13364
+    json.dumps(row)
+
+
+def test_version_line_states_what_the_index_covers() -> None:
+    line = coverage_line()
+    assert line.startswith("fix-history index: built ")
+    assert "diffusers 0.24.0–" in line
