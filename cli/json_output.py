@@ -15,6 +15,7 @@ from dtypefix.matcher.observation import FrameSeen
 from .evidence_words import decider_words, describe, seen_words
 from .history_words import history_json, history_schema
 from .markdown import fill
+from .where_words import location_json
 
 if TYPE_CHECKING:
     from dtypefix.matcher.search import SearchHit
@@ -108,6 +109,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
         "history": history_json(report),
         "conditional": [_match(m) for m in report.conditional],
         "out_of_scope": report.out_of_scope.value if report.out_of_scope is not None else None,
+        "location": location_json(report.location),
         "deciders": [
             {"key": d.key, "hint": decider_words(d.key, "en"), "entries": list(d.entries)} for d in report.deciders
         ],

@@ -21,6 +21,7 @@ from dtypefix.matcher.traceback import Stack
 from .evidence_words import code_span, decider_words, describe, note_words, place_words, readable, seen_words
 from .history_words import history_lines
 from .i18n import t
+from .where_words import where_lines
 
 if TYPE_CHECKING:
     from dtypefix.matcher.search import SearchHit
@@ -226,10 +227,15 @@ def _confidence_line(match: Match, lang: str, asked: bool = False) -> str:
 
 
 def _verdict(
-    match: Match, incident: Incident, lang: str, level: int = 1, deciders: tuple[Decider, ...] = ()
+    match: Match,
+    incident: Incident,
+    lang: str,
+    level: int = 1,
+    deciders: tuple[Decider, ...] = (),
+    where: list[str] | None = None,
 ) -> list[str]:
-    """The answer on one screen: cause and id, confidence, the error, the deciding evidence, the first fix.
-    ``deciders`` are the inputs listed below the answer."""
+    """The answer on one screen: cause and id, confidence, the error, where it broke, the deciding evidence, the
+    first fix. ``deciders`` are the inputs listed below the answer; ``where`` the location's lines."""
     entry = match.entry
     h = "#" * level
     asked = any(entry.id in d.entries for d in deciders)
@@ -239,6 +245,7 @@ def _verdict(
     )
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
+    lines += where or []
     if match.fixed is not None:
         lines += [f"> {t('fixed.note', lang, detail=describe(match.fixed, lang))}", ""]
     shown = deciding(match)
@@ -289,6 +296,7 @@ def _none(report: Report, lang: str) -> list[str]:
         return lines
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
+        lines += where_lines(report.location, lang)
         lines += [t("none.body", lang), ""]
     else:
         lines += [t("none.noerror", lang, lines=incident.text.count("\n") + 1), ""]
@@ -302,7 +310,7 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         lines = _none(report, lang)
     else:
         best = report.matches[0]
-        lines = _verdict(best, incident, lang, deciders=report.deciders)
+        lines = _verdict(best, incident, lang, deciders=report.deciders, where=where_lines(report.location, lang))
         lines += _candidates(report.matches[1:], lang)
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]

@@ -68,6 +68,10 @@ class CensusRow:
         return f"https://github.com/{repo}/blob/{tag}/{path}#L{line.lstrip('L').split('-')[0]}"
 
 
+OPERANDS = "operands.yaml"
+"""Beside the rows: which side each two-operand message names is which (``census/operands.yaml``)."""
+
+
 def census_dir(kb_dir: Path) -> Path:
     """The census beside a KB checkout (``<repo>/census`` next to ``<repo>/kb``)."""
     return kb_dir.resolve().parent / "census"
@@ -84,6 +88,8 @@ def load_census(folder: Path) -> list[CensusRow]:
 
     rows: list[CensusRow] = []
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        if path.name == OPERANDS:
+            continue  # the operand roles of the rows, not rows (matcher/location.py reads it)
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         for index, row in enumerate(data["rows"]):
             rows.append(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .incident import Incident, build_incident
+from .location import locate
 from .notices import notices_only
 from .observation import Note
 from .prefilter import words_in
@@ -87,7 +88,8 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(
-        incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, history=_history(incident)
+        incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, history=_history(incident),
+        location=locate(incident),
     )
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .entry import KBEntry
 from .evidence import Evidence, Reason
 from .incident import Incident
+from .location import Location
 from .scope import OutOfScope
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ class Report:
     history: tuple[FrameHistory, ...] = ()
     """Library frames of the failing stack (innermost first) whose function a later release changed (its
     dtype/device lines): see :mod:`.history`."""
+    location: Location | None = None
+    """Where it broke: the failing line, whose code it is, and the operands (``None`` when the input shows none)."""
 
     @property
     def found(self) -> bool:

@@ -49,6 +49,9 @@ class Frame:
     """Function name; empty when the line had no ``in ...`` part."""
     code: str
     """The source line printed under the frame, stripped; empty when absent."""
+    marked: str = ""
+    """The part of ``code`` that Python 3.11+ underlines with ``^``/``~`` (the expression that raised); empty when
+    no caret line was printed."""
 
 
 @dataclass(frozen=True)
@@ -186,10 +189,12 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             if frame:
                 code = ""
                 nxt = lines[index + 1] if index + 1 < len(lines) else ""
+                marked = ""
                 if nxt.startswith("    ") and not FRAME.match(nxt):
                     code = nxt.strip()
                     index += 1
-                frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code))
+                    marked = _marked(nxt, lines[index + 1] if index + 1 < len(lines) else "")
+                frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code, marked))
                 index += 1
                 continue
             stripped = line.strip()
@@ -215,6 +220,17 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             exc_type, message = raised or ("", "")
             stacks.append(Stack(exc_type, message, tuple(frames), stream, complete=complete, error_line=False))
     return stacks
+
+
+_CARETS = lazy_regex(r"^\s*[~^]*\^[~^]*\s*$")
+
+
+def _marked(code_line: str, caret_line: str) -> str:
+    """The columns of ``code_line`` that a Python 3.11+ caret line (``~~~^^^``) under it underlines."""
+    if not _CARETS.match(caret_line):
+        return ""
+    start = len(caret_line) - len(caret_line.lstrip())
+    return code_line[start : len(caret_line.rstrip())].strip()
 
 
 # ``raise ValueError("...")`` as the source line under the last frame; the literal may be an f-string.

@@ -1,0 +1,358 @@
+"""The location of a failure in words, English and Chinese: the "Where" line, the operands, and a first step that
+fits whose code the line is.
+
+Kept apart from :mod:`.markdown` so that the first screen gains these lines through one call, and the JSON output
+and the docs can word a location the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dtypefix.matcher.location import Location, Operand, Site
+from dtypefix.matcher.owner import OwnerKind
+
+__all__ = ["location_json", "readable_value", "site_words", "where_lines"]
+
+_WORDS: dict[str, tuple[str, str]] = {
+    "where": ("Where", "出错位置"),
+    "operands": ("Operands", "两侧张量"),
+    "first": ("First step here", "先在这里做"),
+    "seen": ("Seen in the log", "日志里的提示"),
+    "in": ("in", "函数"),
+    "owner.user": ("your code (not an installed package)", "你的代码（不在已安装的包里）"),
+    "owner.notebook": ("your notebook cell", "你的 notebook 单元格"),
+    "owner.package": (
+        "{name}{version}: an installed package, not your code",
+        "{name}{version}：已安装的包，不是你的代码",
+    ),
+    "owner.remote": (
+        "the model repository's own code `{name}` (loaded with `trust_remote_code`)",
+        "模型仓库自带的代码 `{name}`（通过 `trust_remote_code` 加载）",
+    ),
+    "owner.internal": ("the interpreter", "解释器"),
+    "in_torch": (
+        "inside torch; the line that called it is not in the paste",
+        "在 torch 内部；调用它的那一行不在粘贴的内容里",
+    ),
+    "caller": ("called from your code at {site}", "由你的代码 {site} 调用"),
+    "module": ("module `{name}`", "模块 `{name}`"),
+    "weight_of": ("the weight of `{module}`", "`{module}` 的权重"),
+    "untied": ("not on the line", "这一行看不出是哪个表达式"),
+    "fix.user.cast": (
+        "make both sides one dtype at `{site}`: `{cast}`, or run that call under `torch.autocast`.",
+        "在 `{site}` 把两侧统一成一个 dtype：`{cast}`，或者把这次调用放进 `torch.autocast`。",
+    ),
+    "fix.user.move": (
+        "put both sides on one device at `{site}`: `{cast}`.",
+        "在 `{site}` 把两侧放到同一个设备上：`{cast}`。",
+    ),
+    "fix.user.generic": (
+        "the line is yours (`{site}`): print the dtype and device of each operand there and make them agree, "
+        "by a cast or under `torch.autocast`.",
+        "这一行是你自己的代码（`{site}`）：在那里打印每个操作数的 dtype 和 device，再用显式转换或 "
+        "`torch.autocast` 让它们一致。",
+    ),
+    "fix.package": (
+        "the failing line is in {name}{version}, not in your code: first see whether a newer {name} fixes it "
+        "(upgrade) or whether {name} has a setting for the dtype it runs in; until then run that part in one dtype.",
+        "出错的是 {name}{version} 自己的代码，不是你的：先看升级 {name} 能否解决，或者 {name} 有没有控制运行 dtype "
+        "的设置；在那之前让这部分在同一个 dtype 下运行。",
+    ),
+    "fix.package.input": (
+        "the failing line is in {name}{version}, but `{expression}` on {value} is what your code hands it from "
+        "`{caller}`: move that tensor to {target} there, before the call.",
+        "出错的代码在 {name}{version} 里，但在 {value} 上的 `{expression}` 是你的代码从 `{caller}` 传进去的："
+        "在那里调用之前把它移到 {target}。",
+    ),
+    "fix.remote": (
+        "the failing line is the model repository's own code (`trust_remote_code`), which neither torch nor "
+        "transformers upgrades change: update or pin the model revision (`revision=` in `from_pretrained`), or "
+        "check the repository's discussions for a fix; meanwhile load the whole model in one dtype.",
+        "出错的是模型仓库自带的代码（`trust_remote_code`），升级 torch 或 transformers 都不会改变它：更新或固定"
+        "模型版本（`from_pretrained` 的 `revision=`），或者到模型仓库的讨论区找修复；在那之前把整个模型按同一个 "
+        "dtype 加载。",
+    ),
+    "hint.input-ids-device": (
+        "transformers warned that `input_ids` is on {value} while the model is on {other_value}",
+        "transformers 提示 `input_ids` 在 {value} 上，而模型在 {other_value} 上",
+    ),
+    "hint.hidden-states-float32": (
+        "the attention code warned that the hidden states were silently cast to float32",
+        "注意力代码提示隐藏状态被悄悄转成了 float32",
+    ),
+    "hint.offload": (
+        "accelerate offloaded some parameters to the {value}",
+        "accelerate 把部分参数卸载到了 {value}",
+    ),
+    "hint.fsdp-param-dtype": (
+        "FSDP mixed precision: param_dtype {value}, reduce_dtype {other_value}",
+        "FSDP 混合精度：param_dtype 为 {value}，reduce_dtype 为 {other_value}",
+    ),
+    "hint.deepspeed-precision": ("DeepSpeed runs with {value} enabled", "DeepSpeed 启用了 {value}"),
+}
+
+
+def _w(key: str, lang: str, **values: object) -> str:
+    en, zh = _WORDS[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+def _label(key: str, lang: str) -> str:
+    return f"**{_w(key, lang)}{'：' if lang == 'zh' else ':'}**"
+
+
+_DTYPES = {
+    "float": "float32",
+    "float32": "float32",
+    "half": "float16",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "double": "float64",
+    "float64": "float64",
+    "long": "int64",
+    "int": "int32",
+}
+_LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
+_TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
+
+
+def readable_value(value: str) -> str:
+    """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
+    (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); devices stay as printed."""
+    if match := _LEGACY.match(value):
+        dtype = _DTYPES.get(match["name"].lower(), match["name"])
+        return f"{dtype} (cuda)" if match["cuda"] else f"{dtype} (cpu)"
+    if match := _TYPE_STRING.match(value):
+        dtype = _DTYPES.get(match["name"].lower(), match["name"])
+        return f"{dtype} ({match['device'].lower()})"
+    return _DTYPES.get(value.lower().removeprefix("torch."), value)
+
+
+def site_words(site: Site, lang: str) -> str:
+    """``path:line`` in ``function`` and whose code it is."""
+    owner = site.owner
+    shown = owner.path if owner.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE) and owner.path else _short(site.file)
+    if owner.kind is OwnerKind.PACKAGE and owner.name and not shown.startswith(owner.name.replace("-", "_")):
+        shown = f"{owner.name.replace('-', '_')}/{shown}"
+    where = f"`{shown}:{site.line}`"
+    if site.function:
+        where += f" {_w('in', lang)} `{site.function}`"
+    return f"{where} — {_owner(site, lang)}"
+
+
+def _short(path: str) -> str:
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    return "/".join(parts[-2:]) if len(parts) > 1 and parts[-1] in ("__init__.py", "model.py", "node.py") else parts[-1]
+
+
+def _owner(site: Site, lang: str) -> str:
+    owner = site.owner
+    if owner.kind is OwnerKind.PACKAGE:
+        version = f" {owner.version}" if owner.version else ""
+        return _w("owner.package", lang, name=owner.name, version=version)
+    if owner.kind is OwnerKind.REMOTE:
+        return _w("owner.remote", lang, name=owner.name)
+    return _w(f"owner.{owner.kind.value}", lang)
+
+
+# Names the operand rules give sides the message leaves unnamed; the message's own names (mat1, query) stay as is.
+_ARGUMENTS: dict[str, tuple[str, str]] = {
+    "other tensors": ("other tensors", "其余张量"),
+    "first tensor": ("first tensor", "第一个张量"),
+    "second tensor": ("second tensor", "第二个张量"),
+    "expected": ("expected", "期望的类型"),
+    "found": ("found", "实际的类型"),
+}
+
+
+def _argument(argument: str, lang: str) -> str:
+    words = _ARGUMENTS.get(argument)
+    if words is None:
+        return argument
+    return words[1] if lang == "zh" else words[0]
+
+
+def _operand(operand: Operand, location: Location, lang: str) -> str:
+    argument = _argument(operand.argument, lang)
+    name = (
+        f"`{operand.expression}`"
+        if operand.expression
+        else argument
+        if argument != operand.argument
+        else f"`{argument}`"
+    )
+    value = readable_value(operand.value) if operand.value else ""
+    label = argument if operand.expression and operand.argument != operand.expression else ""
+    comma = "，" if lang == "zh" else ", "
+    details = comma.join(p for p in (label, value) if p)
+    if not operand.expression and location.site is not None and not location.in_torch:
+        details = comma.join(p for p in (details, _w("untied", lang)) if p)
+    sep = "（" if lang == "zh" else " ("
+    end = "）" if lang == "zh" else ")"
+    return f"{name}{sep}{details}{end}" if details else name
+
+
+def where_lines(location: Location | None, lang: str) -> list[str]:
+    """The first screen's lines about the location: where, the operands, log hints and the step that fits the
+    owner of the line. Empty when nothing is known."""
+    if location is None:
+        return []
+    lines: list[str] = []
+    site = location.site
+    if site is not None:
+        where = site_words(site, lang)
+        semicolon = "；" if lang == "zh" else "; "
+        if location.in_torch:
+            where += f"{semicolon}{_w('in_torch', lang)}"
+        if location.caller is not None:
+            caller = location.caller
+            where += f"{semicolon}{_w('caller', lang, site=f'`{_short(caller.file)}:{caller.line}`')}"
+        lines += [f"{_label('where', lang)} {where}", ""]
+    if location.operands:
+        shown = " · ".join(_operand(o, location, lang) for o in location.operands)
+        lines += [f"{_label('operands', lang)} {shown}", ""]
+    if location.hints:
+        said = ("；" if lang == "zh" else "; ").join(
+            _w(f"hint.{h.key}", lang, value=h.value, other_value=h.other_value) for h in location.hints[:2]
+        )
+        lines += [f"{_label('seen', lang)} {said}", ""]
+    step = _first_step(location, lang)
+    if step:
+        lines += [f"{_label('first', lang)} {step}", ""]
+    return lines
+
+
+def _first_step(location: Location, lang: str) -> str:
+    """The step that fits whose code the failing line is (issue 20, section 3)."""
+    site = location.site
+    if site is None or location.in_torch:
+        return ""
+    owner = site.owner
+    cast = _cast(location)
+    here = f"{_short(site.file)}:{site.line}"
+    if owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK):
+        if cast:
+            device = any(o.kind == "device" for o in location.operands)
+            return _w("fix.user.move" if device else "fix.user.cast", lang, site=here, cast=cast)
+        return _w("fix.user.generic", lang, site=here)
+    if owner.kind is OwnerKind.REMOTE:
+        return _w("fix.remote", lang)
+    if owner.kind is OwnerKind.PACKAGE:
+        version = f" {owner.version}" if owner.version else ""
+        caller = location.caller
+        moved = _moved(location)
+        if caller is not None and moved is not None:
+            move, keep = moved
+            where = f"{_short(caller.file)}:{caller.line}"
+            return _w(
+                "fix.package.input",
+                lang,
+                name=owner.name,
+                version=version,
+                expression=move.expression,
+                value=move.value,
+                caller=where,
+                target=keep.value,
+            )
+        return _w("fix.package", lang, name=owner.name, version=version)
+    return ""
+
+
+# Which side to convert: the data, towards the parameters (a module's weight) or the destination.
+_TOWARDS = ("weight", "others", "self", "query", "bias", "expected")
+
+
+def _moved(location: Location) -> tuple[Operand, Operand] | None:
+    """``(side to convert, side to keep)`` of a device mismatch whose differing side is the module's input."""
+    if not any(o.kind == "device" for o in location.operands):
+        return None
+    pair = _pair(location)
+    if pair is None or pair[0].role != "input" or not pair[1].value:
+        return None
+    return pair
+
+
+def _pair(location: Location) -> tuple[Operand, Operand] | None:
+    """``(move, keep)``: the tied side that should change, and the one it should change towards."""
+    tied = [o for o in location.operands if o.expression]
+    if len(tied) < 2:
+        return None
+    keep = next((o for role in _TOWARDS for o in tied if o.role == role), tied[0])
+    move = next((o for o in tied if o is not keep and o.value != keep.value), None)
+    return (move, keep) if move is not None else None
+
+
+def _cast(location: Location) -> str:
+    """``pooled = pooled.to(self.score.weight.dtype)``: the conversion, written for the failing line."""
+    pair = _pair(location)
+    if pair is None:
+        return ""
+    move, keep = pair
+    attribute = "device" if keep.kind == "device" else "dtype"
+    target = keep.expression
+    if "[…]" in target:  # a layer inside a container: any of its parameters tells the dtype and device
+        target = f"next({target.split('[…]', 1)[0]}.parameters())"
+    if _is_name(move.expression):
+        return f"{move.expression} = {move.expression}.to({target}.{attribute})"
+    return f"({move.expression}).to({target}.{attribute})"
+
+
+def _is_name(expression: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z_][\w.]*", expression))
+
+
+def _site_json(site: Site | None) -> dict[str, Any] | None:
+    if site is None:
+        return None
+    owner = site.owner
+    return {
+        "file": site.file,
+        "line": site.line,
+        "function": site.function,
+        "code": site.code,
+        "owner": {
+            "kind": owner.kind.value,
+            "name": owner.name or None,
+            "version": owner.version or None,
+            "path": owner.path,
+        },
+    }
+
+
+def location_json(location: Location | None) -> dict[str, Any] | None:
+    """The ``location`` object of ``--format json`` (contract 1.2, docs/json-output.md); ``None`` when unknown."""
+    if location is None:
+        return None
+    return {
+        "site": _site_json(location.site),
+        "in_torch": location.in_torch,
+        "caller": _site_json(location.caller),
+        "call": location.call or None,
+        "module": location.module or None,
+        "op": location.op or None,
+        "operands": [
+            {
+                "argument": o.argument,
+                "role": o.role,
+                "kind": o.kind,
+                "value": o.value or None,
+                "readable": readable_value(o.value) if o.value else None,
+                "expression": o.expression or None,
+            }
+            for o in location.operands
+        ],
+        "hints": [
+            {
+                "key": h.key,
+                "subject": h.subject,
+                "value": h.value,
+                "other": h.other or None,
+                "other_value": h.other_value or None,
+                "line": h.line,
+            }
+            for h in location.hints
+        ],
+        "first_step": {"en": _first_step(location, "en") or None, "zh": _first_step(location, "zh") or None},
+    }

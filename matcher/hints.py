@@ -1,0 +1,72 @@
+"""Log lines that name the two sides of a failure before it happens.
+
+Libraries often warn about the very mismatch that later crashes: transformers says "`input_ids` is on cpu, whereas
+the model is on cuda" before ``generate`` fails on two devices; flash-attention code says the hidden states were
+"silently casted in float32"; accelerate says parameters were offloaded. Read as evidence, they tell which side is
+which when the error message alone does not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .source import lines_containing
+
+__all__ = ["Hint", "find_hints"]
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One log line that names an operand and its dtype or device."""
+
+    key: str
+    """Which warning it is (``input-ids-device``, ``hidden-states-float32``, ``offload``, ``fsdp-param-dtype``,
+    ``deepspeed-precision``); the renderers word it."""
+    subject: str
+    """What the line speaks of (``input_ids``, ``hidden states``, ``parameters``)."""
+    value: str
+    """Its dtype or device as printed (``cpu``, ``float32``)."""
+    other: str = ""
+    """The other side, when the line names one (``model``)."""
+    other_value: str = ""
+    line: str = ""
+    """The line as it was read, trimmed."""
+
+
+_INPUT_IDS = re.compile(r"`input_ids` is on (?P<a>\w+), whereas the model is on (?P<b>\w+)")
+_SILENT_CAST = re.compile(
+    r"The input hidden states seems to be silently casted in float32.*?(?:cast back the input in (?P<t>[\w.]+))?"
+)
+_OFFLOAD = re.compile(
+    r"Some parameters are on the meta device because they were offloaded to the (?P<where>cpu and disk|cpu|disk)"
+)
+_FSDP_MP = re.compile(r"MixedPrecision\(param_dtype=(?P<p>[\w.]+), reduce_dtype=(?P<r>[\w.]+)")
+_DEEPSPEED = re.compile(r"\b(?P<key>bfloat16_enabled|bf16_enabled|fp16_enabled)\s*\.{3,}\s*True\b")
+_ANY = re.compile(r"whereas the model is on|silently casted in float32|offloaded to the|MixedPrecision\(|_enabled \.")
+
+
+def find_hints(text: str) -> tuple[Hint, ...]:
+    """Every such line in ``text``, first occurrence of each kind, in order."""
+    found: dict[str, Hint] = {}
+    for raw in lines_containing(_ANY, text):
+        line = raw.strip()[:400]
+        for hint in _read(line):
+            found.setdefault(hint.key, hint)
+    return tuple(found.values())
+
+
+def _read(line: str) -> list[Hint]:
+    hints: list[Hint] = []
+    if match := _INPUT_IDS.search(line):
+        hints.append(Hint("input-ids-device", "input_ids", match["a"], "model", match["b"], line))
+    if match := _SILENT_CAST.search(line):
+        hints.append(Hint("hidden-states-float32", "hidden states", "float32", "target", match["t"] or "", line))
+    if match := _OFFLOAD.search(line):
+        hints.append(Hint("offload", "parameters", match["where"], line=line))
+    if match := _FSDP_MP.search(line):
+        hints.append(Hint("fsdp-param-dtype", "param_dtype", match["p"], "reduce_dtype", match["r"], line))
+    if match := _DEEPSPEED.search(line):
+        dtype = "fp16" if match["key"].startswith("fp16") else "bf16"
+        hints.append(Hint("deepspeed-precision", "DeepSpeed", dtype, line=line))
+    return hints

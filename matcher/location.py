@@ -1,0 +1,381 @@
+"""Where it broke: the failing line, whose code it is, and which expression on it is which operand.
+
+A family message ("mat1 and mat2 must have the same dtype, but got Float and BFloat16") says what went wrong but
+not where; the traceback it came with usually does. The op's call site is the innermost frame outside torch's own
+modules; the call on that line (``self.score(pooled)``, ``F.conv2d(out, eye_filter)``) ties each side the message
+names to an expression, using the operand roles kept as data in ``census/operands.yaml``. What cannot be tied is
+said to be untied rather than guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from .hints import Hint, find_hints
+from .incident import Incident
+from .owner import Owner, OwnerKind, owner_of
+from .traceback import ErrorLine, Frame, Stack
+
+__all__ = ["Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One side of the failing op, as the message names it, tied to an expression where the line shows it."""
+
+    argument: str
+    """The message's own name for it (``mat1``, ``query``, ``index``, ``expected``)."""
+    role: str
+    """What it is for the op (``input``, ``weight``, ``bias``, ``query``, ``source``, ``others``...)."""
+    kind: str
+    """``dtype`` or ``device``: which of the two the message gives."""
+    value: str
+    """The dtype or device as printed, ``c10::``/``struct`` prefixes removed; empty when the message names none."""
+    expression: str = ""
+    """The source expression it was tied to (``pooled``, ``self.score.weight``); empty when not tied."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """One frame, with whose code it is."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+    owner: Owner
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where the failure happened and with what, as far as the input shows it."""
+
+    site: Site | None
+    """The op's call site: the innermost frame outside torch (``None`` when the input has no frames)."""
+    in_torch: bool
+    """No frame outside torch was in the input: ``site`` is torch's own innermost frame."""
+    caller: Site | None
+    """When the site is a package's or remote code, the innermost frame of the user's own code above it."""
+    call: str
+    """The call on the site's line that raised (``self.score(pooled)``); empty when none could be read."""
+    module: str
+    """The module called there (``score`` for ``self.score(pooled)``); empty for a plain function call."""
+    op: str
+    """The kind of op the message comes from (``linear``, ``conv``, ``attention``...), or empty."""
+    operands: tuple[Operand, ...]
+    hints: tuple[Hint, ...]
+    """Log lines that named operands before the failure."""
+
+    @property
+    def untied(self) -> tuple[Operand, ...]:
+        """The operands no expression on the line could be tied to."""
+        return tuple(o for o in self.operands if not o.expression)
+
+
+@dataclass(frozen=True)
+class OperandRule:
+    """One row of ``census/operands.yaml``: a wording and the sides it names."""
+
+    id: str
+    pattern: re.Pattern[str]
+    op: str
+    operands: tuple[dict[str, str], ...]
+
+
+@dataclass(frozen=True)
+class _Rules:
+    rules: tuple[OperandRule, ...]
+    methods: dict[str, dict[str, Any]]
+    calls: dict[str, tuple[str, ...]]
+    modules: dict[str, str]
+
+
+@functools.cache
+def load_rules() -> _Rules:
+    """The operand roles shipped with dtypefix (read once; the file is part of the installed package)."""
+    text = resources.files("dtypefix.census").joinpath("operands.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    rules = tuple(
+        OperandRule(r["id"], re.compile(r["pattern"]), r["op"], tuple(dict(o) for o in r["operands"]))
+        for r in data["rules"]
+    )
+    calls = {name: tuple(roles) for name, roles in data["calls"].items()}
+    return _Rules(rules, dict(data["methods"]), calls, dict(data["modules"]))
+
+
+_PREFIX = re.compile(r"^(?:struct\s+)?(?:c10::|at::)")
+
+
+def _clean(value: str) -> str:
+    return _PREFIX.sub("", value.strip())
+
+
+def read_operands(message: str) -> tuple[str, tuple[Operand, ...]]:
+    """``(op, operands)`` that a message names, by the first rule of ``census/operands.yaml`` that reads it."""
+    tables = load_rules()
+    for rule in tables.rules:
+        found = rule.pattern.search(message)
+        if not found:
+            continue
+        groups = {k: v for k, v in found.groupdict().items() if v is not None}
+        op = rule.op
+        arguments: dict[str, Any] = {}
+        if op == "by-method":
+            method = _method_key(groups.get("method", ""))
+            entry = tables.methods.get(method, {})
+            op = entry.get("op", "")
+            arguments = entry.get("arguments", {})
+        operands = []
+        for spec in rule.operands:
+            argument = spec["argument"].format(**groups) if "{" in spec["argument"] else spec["argument"]
+            role = spec["role"].format(**groups) if "{" in spec["role"] else spec["role"]
+            role = arguments.get(role, role)
+            value = _clean(groups[spec["group"]]) if spec.get("group") in groups else spec.get("value", "")
+            operands.append(Operand(argument, role, spec["kind"], value))
+        return op, _legacy_devices(tuple(operands))
+    return "", ()
+
+
+_LEGACY_TYPE = re.compile(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
+
+
+def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
+    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` is one dtype on two devices: report the devices."""
+    parsed = [_LEGACY_TYPE.match(o.value) for o in operands]
+    if len(parsed) != 2 or not all(parsed):
+        return operands
+    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] or m["device"] == "CUDA" else "cpu") for m in parsed if m]
+    if kinds[0][0] != kinds[1][0] or kinds[0][1] == kinds[1][1]:
+        return operands
+    return tuple(Operand(o.argument, o.role, "device", k[1]) for o, k in zip(operands, kinds, strict=True))
+
+
+def _method_key(method: str) -> str:
+    """``wrapper_CUDA__index_select`` / ``wrapper_addmm`` / ``wrapper_CUDA_scatter__value`` -> ``index_select`` ..."""
+    name = re.sub(r"^wrapper_(?:(?:CUDA|CPU|XPU|MPS|cuda|cpu)_+)?_?", "", method)
+    return name.strip("_")
+
+
+_TORCH = re.compile(
+    r"[\\/]torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
+    r"|_prims|_refs|_subclasses|_functorch|func|sparse|backends)[\\/]"
+    r"|[\\/]torch[\\/](?:_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization|_utils)\.py$"
+)
+
+
+def _is_torch(frame: Frame) -> bool:
+    return bool(_TORCH.search(frame.file))
+
+
+def _site(frame: Frame, incident: Incident) -> Site:
+    return Site(frame.file, frame.line, frame.function, frame.code, owner_of(frame.file, incident.packages))
+
+
+def _stack(incident: Incident) -> Stack | None:
+    primary = incident.primary
+    if isinstance(primary, Stack) and primary.frames:
+        return primary
+    # An error line outside the traceback (ComfyUI prints it above): the last stack with frames.
+    return next((s for s in reversed(incident.stacks) if s.frames), None)
+
+
+def locate(incident: Incident) -> Location | None:
+    """Where the incident's error happened and with what; ``None`` when the input shows neither frames nor a
+    message with operands."""
+    primary = incident.primary
+    message = primary.message if isinstance(primary, Stack | ErrorLine) else ""
+    op, operands = read_operands(message) if message else ("", ())
+    hints = find_hints(incident.text)
+    stack = _stack(incident)
+    if stack is None:
+        if not operands:
+            return None
+        return Location(None, False, None, "", "", op, operands, hints)
+    frames = [f for f in stack.frames if owner_of(f.file).kind is not OwnerKind.INTERNAL]
+    if not frames:
+        return Location(None, False, None, "", "", op, operands, hints)
+    outside = [i for i, f in enumerate(frames) if not _is_torch(f)]
+    index = outside[-1] if outside else len(frames) - 1
+    site = _site(frames[index], incident)
+    caller = None
+    if site.owner.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE):
+        mine = [f for f in frames[:index] if owner_of(f.file).kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)]
+        caller = _site(mine[-1], incident) if mine else None
+    below = frames[index + 1] if index + 1 < len(frames) else None
+    call, module, tied = _tie(frames[index], below, frames[index + 1 :], op, operands)
+    return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+
+
+def _tie(
+    frame: Frame, below: Frame | None, deeper: list[Frame], op: str, operands: tuple[Operand, ...]
+) -> tuple[str, str, tuple[tuple[Operand, ...], str]]:
+    """``(call, module, (operands with expressions, op read from the call))`` for the call on ``frame``'s line."""
+    binary = _binary(frame.marked or frame.code) or _binary(frame.code)
+    if binary is not None:
+        return binary[0], "", (_tied(operands, binary[1]), binary[2])
+    node = _call_node(frame.marked or frame.code) or _call_node(frame.code)
+    if node is None:
+        assigned = _subscript_assignment(frame.code)
+        if assigned is None:
+            return "", "", (operands, "")
+        # ``buf[idx] = scores`` is index_put_(buf, (idx,), scores): destination, indices, source.
+        roles = {"self": assigned[0], "indices": assigned[1], "source": assigned[2]}
+        return frame.code, "", (tuple(_with_expression(o, roles) for o in operands), "index_put")
+    tables = load_rules()
+    call_text = _unparse(node)
+    name, receiver = _callee(node.func)
+    args = [_unparse(a) for a in node.args if not isinstance(a, ast.Starred)]
+    keywords = {k.arg: _unparse(k.value) for k in node.keywords if k.arg}
+    by_role: dict[str, str] = {}
+    module = ""
+    module_op = _module_op(deeper, tables)
+    if module_op and (receiver is None or receiver.split(".")[0] == "self"):
+        # ``self.score(pooled)`` / ``model(x)`` calling an nn.Module whose forward is in torch.
+        target = f"{receiver}.{name}" if receiver else name
+        module = name
+        if any(f.file.replace("\\", "/").endswith("torch/nn/modules/container.py") for f in deeper):
+            target += "[…]"  # a layer inside a Sequential / ModuleList: which one, the frames do not say
+        if args:
+            by_role["input"] = args[0]
+            by_role["query"] = args[0]
+        by_role["weight"] = f"{target}.weight"
+        by_role["bias"] = f"{target}.bias"
+        # A device message names the argument that differs; the module's parameters are the "other tensors".
+        by_role["others"] = f"{target}.weight"
+        read_op = module_op
+    else:
+        key = name.rstrip("_")
+        positional = tables.calls.get(key, ())
+        qualified = receiver is not None and receiver.split(".")[0] in _NAMESPACES
+        read_op = key if positional else ""
+        if positional and receiver is not None and not qualified:
+            by_role[positional[0]] = receiver
+            positional = positional[1:]
+        for role, arg in zip(positional, args, strict=False):
+            by_role.setdefault(role, arg)
+        for role, value in keywords.items():
+            by_role.setdefault(role, value)
+    return call_text, module, (_tied(operands, by_role), read_op)
+
+
+def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Operand, ...]:
+    """The operands with the expressions their roles were given. ``expected scalar type X but found Y`` comes from
+    the kernel dispatched for the first tensor: X is the first operand's dtype, Y the other's."""
+    roles = dict(by_role)
+    if "input" in roles:
+        roles.setdefault("expected", roles["input"])
+        roles.setdefault("first", roles["input"])
+    if "weight" in roles:
+        roles.setdefault("found", roles["weight"])
+        roles.setdefault("second", roles["weight"])
+    return tuple(_with_expression(o, roles) for o in operands)
+
+
+def _binary(code: str) -> tuple[str, dict[str, str], str] | None:
+    """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
+    its left and right operands."""
+    try:
+        tree = ast.parse(code.strip().removeprefix("return "))
+    except (SyntaxError, ValueError):
+        return None
+    statement = tree.body[0] if len(tree.body) == 1 else None
+    node = getattr(statement, "value", None)
+    if not isinstance(node, ast.BinOp):
+        return None
+    if not isinstance(node.op, ast.MatMult) and any(isinstance(side, ast.Call) for side in (node.left, node.right)):
+        return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
+    left, right = _unparse(node.left), _unparse(node.right)
+    op = "matmul" if isinstance(node.op, ast.MatMult) else ""
+    return _unparse(node), {"input": left, "weight": right, "self": left, "other": right}, op
+
+
+# Receivers that are namespaces, not tensors: ``torch.matmul(a, b)`` is a function call, ``a.matmul(b)`` a method.
+_NAMESPACES = frozenset({"torch", "F", "nn", "functional", "flash_attn", "np", "ops", "fa", "flex_attention"})
+
+
+def _with_expression(operand: Operand, by_role: dict[str, str]) -> Operand:
+    expression = by_role.get(operand.role, "")
+    if not expression:
+        return operand
+    return Operand(operand.argument, operand.role, operand.kind, operand.value, expression)
+
+
+def _module_op(deeper: list[Frame], tables: _Rules) -> str:
+    """The op of the torch module whose forward the call entered (``linear`` for ``nn/modules/linear.py``)."""
+    for frame in deeper:
+        path = frame.file.replace("\\", "/")
+        for suffix, op in tables.modules.items():
+            if path.endswith(suffix):
+                return op
+    return ""
+
+
+def _call_node(code: str) -> ast.Call | None:
+    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets)."""
+    text = code.strip()
+    if not text or len(text) > 2000:
+        return None
+    for head in ("return ", "yield ", "await "):
+        text = text.removeprefix(head)
+    for suffix in ("", ")", "))", ")))"):
+        try:
+            tree = ast.parse(text.rstrip(",") + suffix)
+        except (SyntaxError, ValueError):
+            continue
+        return _first_call(tree)
+    return None
+
+
+def _subscript_assignment(code: str) -> tuple[str, str, str] | None:
+    """``(destination, index, source)`` of a ``x[i] = y`` line."""
+    try:
+        tree = ast.parse(code.strip())
+    except (SyntaxError, ValueError):
+        return None
+    statement = tree.body[0] if len(tree.body) == 1 else None
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, ast.Subscript):
+            return _unparse(target.value), _unparse(target.slice), _unparse(statement.value)
+    return None
+
+
+def _first_call(tree: ast.AST) -> ast.Call | None:
+    """The call whose value the statement uses: on ``x = f(g(a))`` it is ``f(...)``, through ``.sample``, ``[0]``,
+    ``.to(...)`` and arithmetic around it the first one met."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and not _is_wrapper_call(node):
+            return node
+    return None
+
+
+def _is_wrapper_call(node: ast.Call) -> bool:
+    """``x.to(dtype)``, ``.float()``, ``.view(...)`` around the real call: look inside them."""
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr in _WRAPPERS and isinstance(func.value, ast.Call)
+
+
+_WRAPPERS = frozenset({"to", "float", "half", "bfloat16", "view", "reshape", "transpose", "chunk", "sum", "mean"})
+
+
+def _callee(func: ast.expr) -> tuple[str, str | None]:
+    """``(name, receiver)``: ``self.score`` -> ``("score", "self")``, ``F.linear`` -> ``("linear", "F")``."""
+    if isinstance(func, ast.Attribute):
+        return func.attr, _unparse(func.value)
+    if isinstance(func, ast.Name):
+        return func.id, None
+    return _unparse(func), None
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, AttributeError, RecursionError):
+        return ""

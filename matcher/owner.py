@@ -1,0 +1,121 @@
+"""Whose code a traceback frame is: an installed package, a model repository's remote code, a notebook cell, or the
+user's own script.
+
+The first fix a person should try depends on it: a cast at the line when the line is theirs, an upgrade or the
+library's own setting when it is a library's, the model revision when it is ``trust_remote_code`` code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from .packages import PackageVersion
+
+__all__ = ["Owner", "OwnerKind", "owner_of"]
+
+
+class OwnerKind(str, Enum):
+    """What kind of code a frame belongs to."""
+
+    USER = "user"
+    """A file outside any installed package: the user's script, or a project checkout they run."""
+    PACKAGE = "package"
+    """An installed package (``site-packages/<pkg>/``) or a package's source checkout (``src/<pkg>/``)."""
+    REMOTE = "remote"
+    """A model repository's own modeling code, loaded with ``trust_remote_code`` (``transformers_modules/<model>/``)."""
+    NOTEBOOK = "notebook"
+    """A Jupyter / IPython cell."""
+    INTERNAL = "internal"
+    """The interpreter's own frames (``<frozen runpy>``, ``<string>``): nobody's code to fix."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whose code one frame is."""
+
+    kind: OwnerKind
+    name: str = ""
+    """The distribution name (``flash-attn``), the model (``Baichuan2-7B-base``), or empty."""
+    version: str = ""
+    """The installed version when the input gave one (freeze, ``--this-env``, ``collect_env``, a banner)."""
+    path: str = ""
+    """The file's path inside the package or model repository (``models/llama/modeling_llama.py``)."""
+
+
+# Import names whose distribution is spelled differently (PEP 503 names, as :mod:`.packages` stores them).
+_DISTRIBUTIONS = {
+    "flash_attn": "flash-attn",
+    "flash_attn_interface": "flash-attn",
+    "liger_kernel": "liger-kernel",
+    "transformer_engine": "transformer-engine",
+    "unsloth_zoo": "unsloth-zoo",
+    "pytorch_lightning": "pytorch-lightning",
+    "lightning_fabric": "lightning-fabric",
+    "llamafactory": "llamafactory",
+    "sklearn": "scikit-learn",
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "yaml": "pyyaml",
+}
+_INSTALLED = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[\d.]+[^\\/]*\.egg)?[\\/](?P<rest>.*)$")
+_SINGLE_MODULE = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
+_REMOTE = re.compile(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
+_NOTEBOOK = re.compile(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
+_INTERNAL = re.compile(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
+# Packages of the training stack, recognised by their import name as a folder of the path even outside
+# ``site-packages`` (``pip install --target``, a source checkout): ``/tmp/site/liger_kernel/ops/...``. A folder of
+# any other name outside ``site-packages`` is the user's own project layout.
+_STACK = frozenset(
+    {
+        "transformers", "diffusers", "accelerate", "peft", "trl", "deepspeed", "vllm", "torchao", "liger_kernel",
+        "flash_attn", "bitsandbytes", "transformer_engine", "xformers", "unsloth", "unsloth_zoo", "triton", "apex",
+        "axolotl", "llamafactory", "pytorch_lightning", "lightning",
+    }
+)  # fmt: skip
+
+
+def _distribution(import_name: str) -> str:
+    return _DISTRIBUTIONS.get(import_name, import_name.replace("_", "-").lower())
+
+
+def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) -> Owner:
+    """The owner of the frame whose file is ``path``; ``packages`` (the incident's) gives installed versions."""
+    packages = packages or {}
+    normalized = path.replace("\\", "/")
+    if _INTERNAL.match(path):
+        return Owner(OwnerKind.INTERNAL)
+    if _NOTEBOOK.search(normalized):
+        return Owner(OwnerKind.NOTEBOOK)
+    remote = _REMOTE.search(normalized)
+    if remote:
+        parts = remote["rest"].split("/")
+        model = "/".join(parts[:-1]) or parts[0]
+        return Owner(OwnerKind.REMOTE, model, "", parts[-1])
+    installed = _INSTALLED.search(normalized)
+    if installed:
+        name = _distribution(installed["pkg"])
+        return Owner(OwnerKind.PACKAGE, name, _version(name, packages), installed["rest"])
+    single = _SINGLE_MODULE.search(normalized)
+    if single:
+        name = _distribution(single["module"])
+        return Owner(OwnerKind.PACKAGE, name, _version(name, packages), f"{single['module']}.py")
+    for match in _folders(normalized):
+        if match[0] in _STACK:
+            name = _distribution(match[0])
+            return Owner(OwnerKind.PACKAGE, name, _version(name, packages), match[1])
+    return Owner(OwnerKind.USER, "", "", normalized.rsplit("/", 1)[-1])
+
+
+def _folders(path: str) -> list[tuple[str, str]]:
+    """``(folder, rest of the path)`` for every folder of ``path``, innermost first (a checkout's ``src/diffusers``
+    rather than the checkout folder also called ``diffusers``)."""
+    parts = path.split("/")
+    return [(parts[i], "/".join(parts[i + 1 :])) for i in reversed(range(len(parts) - 1))]
+
+
+def _version(name: str, packages: Mapping[str, PackageVersion]) -> str:
+    found = packages.get(name)
+    return found.version if found is not None else ""
