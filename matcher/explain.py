@@ -88,7 +88,12 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(
-        incident, tuple(chosen), tuple(deciders(matches)), catalog.problems, scope, history=_history(incident),
+        incident,
+        tuple(chosen),
+        tuple(deciders(matches)),
+        catalog.problems,
+        scope,
+        history=_history(incident),
         location=locate(incident),
     )
 

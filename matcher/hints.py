@@ -8,9 +8,9 @@ which when the error message alone does not.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from .regex import lazy_regex
 from .source import lines_containing
 
 __all__ = ["Hint", "find_hints"]
@@ -34,16 +34,16 @@ class Hint:
     """The line as it was read, trimmed."""
 
 
-_INPUT_IDS = re.compile(r"`input_ids` is on (?P<a>\w+), whereas the model is on (?P<b>\w+)")
-_SILENT_CAST = re.compile(
+_INPUT_IDS = lazy_regex(r"`input_ids` is on (?P<a>\w+), whereas the model is on (?P<b>\w+)")
+_SILENT_CAST = lazy_regex(
     r"The input hidden states seems to be silently casted in float32.*?(?:cast back the input in (?P<t>[\w.]+))?"
 )
-_OFFLOAD = re.compile(
+_OFFLOAD = lazy_regex(
     r"Some parameters are on the meta device because they were offloaded to the (?P<where>cpu and disk|cpu|disk)"
 )
-_FSDP_MP = re.compile(r"MixedPrecision\(param_dtype=(?P<p>[\w.]+), reduce_dtype=(?P<r>[\w.]+)")
-_DEEPSPEED = re.compile(r"\b(?P<key>bfloat16_enabled|bf16_enabled|fp16_enabled)\s*\.{3,}\s*True\b")
-_ANY = re.compile(r"whereas the model is on|silently casted in float32|offloaded to the|MixedPrecision\(|_enabled \.")
+_FSDP_MP = lazy_regex(r"MixedPrecision\(param_dtype=(?P<p>[\w.]+), reduce_dtype=(?P<r>[\w.]+)")
+_DEEPSPEED = lazy_regex(r"\b(?P<key>bfloat16_enabled|bf16_enabled|fp16_enabled)\s*\.{3,}\s*True\b")
+_ANY = lazy_regex(r"whereas the model is on|silently casted in float32|offloaded to the|MixedPrecision\(|_enabled \.")
 
 
 def find_hints(text: str) -> tuple[Hint, ...]:

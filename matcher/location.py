@@ -21,6 +21,7 @@ import yaml
 from .hints import Hint, find_hints
 from .incident import Incident
 from .owner import Owner, OwnerKind, owner_of
+from .regex import LazyRegex, lazy_regex
 from .traceback import ErrorLine, Frame, Stack
 
 __all__ = ["Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
@@ -84,7 +85,7 @@ class OperandRule:
     """One row of ``census/operands.yaml``: a wording and the sides it names."""
 
     id: str
-    pattern: re.Pattern[str]
+    pattern: LazyRegex
     op: str
     operands: tuple[dict[str, str], ...]
 
@@ -101,16 +102,17 @@ class _Rules:
 def load_rules() -> _Rules:
     """The operand roles shipped with dtypefix (read once; the file is part of the installed package)."""
     text = resources.files("dtypefix.census").joinpath("operands.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    # The C loader when PyYAML has it: this runs on every explanation that reaches a location.
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     rules = tuple(
-        OperandRule(r["id"], re.compile(r["pattern"]), r["op"], tuple(dict(o) for o in r["operands"]))
+        OperandRule(r["id"], lazy_regex(r["pattern"]), r["op"], tuple(dict(o) for o in r["operands"]))
         for r in data["rules"]
     )
     calls = {name: tuple(roles) for name, roles in data["calls"].items()}
     return _Rules(rules, dict(data["methods"]), calls, dict(data["modules"]))
 
 
-_PREFIX = re.compile(r"^(?:struct\s+)?(?:c10::|at::)")
+_PREFIX = lazy_regex(r"^(?:struct\s+)?(?:c10::|at::)")
 
 
 def _clean(value: str) -> str:
@@ -143,7 +145,7 @@ def read_operands(message: str) -> tuple[str, tuple[Operand, ...]]:
     return "", ()
 
 
-_LEGACY_TYPE = re.compile(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
+_LEGACY_TYPE = lazy_regex(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
 
 
 def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
@@ -163,7 +165,7 @@ def _method_key(method: str) -> str:
     return name.strip("_")
 
 
-_TORCH = re.compile(
+_TORCH = lazy_regex(
     r"[\\/]torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
     r"|_prims|_refs|_subclasses|_functorch|func|sparse|backends)[\\/]"
     r"|[\\/]torch[\\/](?:_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization|_utils)\.py$"

@@ -7,12 +7,12 @@ library's own setting when it is a library's, the model revision when it is ``tr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from .packages import PackageVersion
+from .regex import lazy_regex
 
 __all__ = ["Owner", "OwnerKind", "owner_of"]
 
@@ -60,11 +60,11 @@ _DISTRIBUTIONS = {
     "PIL": "pillow",
     "yaml": "pyyaml",
 }
-_INSTALLED = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[\d.]+[^\\/]*\.egg)?[\\/](?P<rest>.*)$")
-_SINGLE_MODULE = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
-_REMOTE = re.compile(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
-_NOTEBOOK = re.compile(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
-_INTERNAL = re.compile(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
+_INSTALLED = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[\d.]+[^\\/]*\.egg)?[\\/](?P<rest>.*)$")
+_SINGLE_MODULE = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
+_REMOTE = lazy_regex(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
+_NOTEBOOK = lazy_regex(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
+_INTERNAL = lazy_regex(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
 # Packages of the training stack, recognised by their import name as a folder of the path even outside
 # ``site-packages`` (``pip install --target``, a source checkout): ``/tmp/site/liger_kernel/ops/...``. A folder of
 # any other name outside ``site-packages`` is the user's own project layout.
