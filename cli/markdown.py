@@ -310,7 +310,8 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         lines = _none(report, lang)
     else:
         best = report.matches[0]
-        lines = _verdict(best, incident, lang, deciders=report.deciders, where=where_lines(report.location, lang))
+        where = where_lines(report.location, lang, family=best.entry.is_family)
+        lines = _verdict(best, incident, lang, deciders=report.deciders, where=where)
         lines += _candidates(report.matches[1:], lang)
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]

@@ -194,9 +194,13 @@ def _operand(operand: Operand, location: Location, lang: str) -> str:
     return f"{name}{sep}{details}{end}" if details else name
 
 
-def where_lines(location: Location | None, lang: str) -> list[str]:
+def where_lines(location: Location | None, lang: str, *, family: bool = True) -> list[str]:
     """The first screen's lines about the location: where, the operands, log hints and the step that fits the
-    owner of the line. Empty when nothing is known."""
+    owner of the line. Empty when nothing is known.
+
+    ``family`` is False when a specific cause answers: its own fix (chosen by its conditions) is the first step
+    then, and the operands are shown only when the line ties one to an expression — otherwise they repeat the
+    error printed just above, and the cause's fix would fall below a 100x20 screen."""
     if location is None:
         return []
     lines: list[str] = []
@@ -210,7 +214,7 @@ def where_lines(location: Location | None, lang: str) -> list[str]:
             caller = location.caller
             where += f"{semicolon}{_w('caller', lang, site=f'`{_short(caller.file)}:{caller.line}`')}"
         lines += [f"{_label('where', lang)} {where}", ""]
-    if location.operands:
+    if location.operands and (family or any(o.expression for o in location.operands)):
         shown = " · ".join(_operand(o, location, lang) for o in location.operands)
         lines += [f"{_label('operands', lang)} {shown}", ""]
     if location.hints:
@@ -218,9 +222,9 @@ def where_lines(location: Location | None, lang: str) -> list[str]:
             _w(f"hint.{h.key}", lang, value=h.value, other_value=h.other_value) for h in location.hints[:2]
         )
         lines += [f"{_label('seen', lang)} {said}", ""]
-    step = _first_step(location, lang)
-    if step:
-        lines += [f"{_label('first', lang)} {step}", ""]
+    first = _first_step(location, lang) if family else ""
+    if first:
+        lines += [f"{_label('first', lang)} {first}", ""]
     return lines
 
 

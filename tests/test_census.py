@@ -34,6 +34,8 @@ def test_census_covers_the_stack() -> None:
 
 def test_rows_use_only_documented_fields() -> None:
     for path in CENSUS.glob("*.yaml"):
+        if path.name == "operands.yaml":  # the operand roles (matcher/location.py), not a census of messages
+            continue
         for index, row in enumerate(yaml.safe_load(path.read_text(encoding="utf-8"))["rows"]):
             assert set(row) <= _FIELDS, f"{path.stem}[{index}]: unknown fields {set(row) - _FIELDS}"
 
