@@ -1,6 +1,9 @@
 """Cold start as a user meets it: a wheel installed in a fresh venv, `dtypefix explain` on a real log.
 
-Run from the project root:  python bench/startup.py  [--runs 21] [--kb-sizes 0,2000] [--venv DIR]
+Run from the project root:  python bench/startup.py  [--runs 21] [--kb-sizes 0,2000] [--venv DIR] [--checkout DIR]
+
+``--checkout DIR`` builds the wheel from another checkout (``git worktree add /tmp/old <commit>``): the same
+measurement of an older commit, for a before/after on the same machine.
 
 Builds the wheel, installs it (with its dependencies, bytecode compiled by pip as usual) into a new virtual
 environment, then times, in pairs, `dtypefix explain tests/data/seeds/001-liger-train.log` against the import floor
@@ -30,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from generate import synthetic_kb  # noqa: E402
 
 
-def _install(venv: Path) -> Path:
-    """A fresh venv with the wheel of this checkout installed; returns its bin folder."""
+def _install(venv: Path, checkout: Path) -> Path:
+    """A fresh venv with the wheel of ``checkout`` installed; returns its bin folder."""
     wheels = venv.parent / "wheel"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(checkout)],
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -80,10 +83,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--kb-sizes", default="0,2000", help="synthetic entries added with DTYPEFIX_KB (0: none)")
     parser.add_argument("--venv", type=Path, help="reuse a venv made by an earlier run instead of building one")
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="the checkout whose wheel is measured")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dtypefix-startup-") as tmp:
         work = Path(tmp)
-        bin_dir = args.venv / "bin" if args.venv else _install(work / "venv")
+        bin_dir = args.venv / "bin" if args.venv else _install(work / "venv", args.checkout)
         env = dict(os.environ, DTYPEFIX_CACHE_DIR=str(work / "cache"), NO_COLOR="1")
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # a wheel install runs with bytecode
         env.pop("DTYPEFIX_KB", None)

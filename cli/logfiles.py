@@ -8,7 +8,6 @@ What the folder holds and which rank failed first is decided by :mod:`dtypefix.m
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Callable
@@ -63,6 +62,8 @@ def keep_stream(raw: BinaryIO, label: str, tail: int = TAIL_BYTES, digest: Diges
         while chunk := stream.read(_CHUNK):
             keeper.add(chunk)
         return keeper.value()[0]
+    import gzip  # here: most logs are plain text, and a start-up should not pay for the module
+
     try:
         with gzip.GzipFile(fileobj=_Replay(first, stream)) as unzipped:
             while chunk := unzipped.read(_CHUNK):

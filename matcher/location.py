@@ -13,7 +13,7 @@ import ast
 import functools
 import re
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -101,7 +101,10 @@ class _Rules:
 @functools.cache
 def load_rules() -> _Rules:
     """The operand roles shipped with dtypefix (read once; the file is part of the installed package)."""
-    text = resources.files("dtypefix.census").joinpath("operands.yaml").read_text(encoding="utf-8")
+    import dtypefix.census  # a package of data; the file sits beside its __init__ (editable install or wheel)
+
+    # Path, not importlib.resources: that would import zipfile on every start-up for a file that is never zipped.
+    text = (Path(dtypefix.census.__file__).parent / "operands.yaml").read_text(encoding="utf-8")
     # The C loader when PyYAML has it: this runs on every explanation that reaches a location.
     data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     rules = tuple(
