@@ -34,6 +34,9 @@ _RANK_PREFIXES = (
 # Each run is tried once, from its first character: the look-behind refuses every start inside a run at once.
 # Without it a run of N spaces or carriage returns not at a line end costs N^2 steps (69 s for 80,000 spaces).
 _TRAILING_CR = re.compile(r"(?<!\r)\r+(?=\n|$)")
+# A log saved with "\r" line endings only (classic Mac) rather than a progress bar redrawn in place: a traceback's
+# lines follow carriage returns, which a bar never prints.
+_CR_ONLY_TRACEBACK = re.compile(r"\r(?:Traceback \(most recent call last\)|[ \t]+File \")")
 _UP_TO_LAST_CR = re.compile(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan per line, not per position
 _TIMESTAMP_LINE = re.compile(_TIMESTAMP.pattern, re.MULTILINE)
 _TRAILING_SPACE = re.compile(r"(?<![ \t])[ \t]+$", re.MULTILINE)
@@ -81,7 +84,7 @@ def normalise(text: str) -> str:
         text = _ANSI.sub("", text)
     text = text.replace("\r\n", "\n")
     text = _CONTROL.sub("", text)
-    if "\r" in text and "\n" not in text.rstrip("\n"):
+    if "\r" in text and "\n" not in text.rstrip("\n") and _CR_ONLY_TRACEBACK.search(text):
         text = text.replace("\r", "\n")  # classic Mac line endings: every "\r" ends a line, none redraws one
     if "\r" in text:
         text = _TRAILING_CR.sub("", text)  # a bar ending in "\r" keeps its last state
