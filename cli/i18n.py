@@ -135,7 +135,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "dtypefix found {what} but no entry of its knowledge base matches it.",
         "dtypefix 读到了{what}，但知识库里没有条目与之匹配。",
     ),
-    "none.error": ("the error `{error}`", "报错 `{error}`"),
+    "none.error": ("the error {error}", "报错 {error}"),  # {error} comes fenced (fence.code_span)
     "none.noerror": (
         "dtypefix found no Python exception or error line in the {lines} line(s) of the input.",
         "dtypefix 在输入的 {lines} 行里没有找到任何 Python 异常或报错行。",

@@ -13,6 +13,7 @@ from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.traceback import Stack
 
+from . import fence
 from .evidence_words import code_span, decider_words, describe, readable
 from .i18n import t
 
@@ -41,7 +42,7 @@ def fill(text: str, groups: dict[str, str] | None) -> str:
     """
     if groups is None:
         return _PLACEHOLDER.sub(lambda m: f"<{m.group(1)}>", text)
-    return _PLACEHOLDER.sub(lambda m: groups.get(m.group(1), "…"), text)
+    return fence.fill(text, _PLACEHOLDER, lambda m: groups.get(m.group(1), "…"))  # values come from the input
 
 
 def _error_line(incident: Incident) -> str:
@@ -79,7 +80,7 @@ _KEY_PACKAGES = (
 def _packages_shown(incident: Incident, limit: int = 12) -> list[str]:
     rank = {name: i for i, name in enumerate(_KEY_PACKAGES)}
     ordered = sorted(incident.packages.values(), key=lambda p: rank.get(p.name, len(rank)))
-    return [f"{p.name} {p.version}" for p in ordered[:limit]]
+    return [fence.plain(f"{p.name} {p.version}") for p in ordered[:limit]]
 
 
 def _what_was_read(incident: Incident, lang: str) -> str:
@@ -106,14 +107,15 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
     if incident.configs:
         parts.append(
             f"{t('configs', lang)}{t('colon.inline', lang)}"
-            + ", ".join(f"{c.origin} ({c.kind})" for c in incident.configs)
+            + ", ".join(f"{fence.plain(c.origin)} ({c.kind})" for c in incident.configs)
         )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
-        parts.append(f"{t('flags', lang)}{t('colon.inline', lang)}`{shown}`")
+        parts.append(f"{t('flags', lang)}{t('colon.inline', lang)}{fence.code_span(shown)}")
     if incident.hardware.gpu_names:
         parts.append(
-            f"{t('gpus', lang)}{t('colon.inline', lang)}" + ", ".join(dict.fromkeys(incident.hardware.gpu_names))
+            f"{t('gpus', lang)}{t('colon.inline', lang)}"
+            + ", ".join(fence.plain(n) for n in dict.fromkeys(incident.hardware.gpu_names))
         )
     ranks = [s for s in incident.streams if s != "main"]
     if len(ranks) > 1:
@@ -236,7 +238,7 @@ def _none(report: Report, lang: str) -> list[str]:
         return lines
     if error:
         lines += [f"{_label('error', lang)} {error}", ""]
-        lines += [t("none.body", lang, what=t("none.error", lang, error=error.strip("`"))), ""]
+        lines += [t("none.body", lang, what=t("none.error", lang, error=error)), ""]
     else:
         lines += [t("none.noerror", lang, lines=incident.text.count("\n") + 1), ""]
     lines += [_read_line(incident, lang), "", t("none.next", lang), ""]
