@@ -3,7 +3,6 @@ these tests; bench/hardening_bench.py prints the before/after figures."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -23,7 +22,7 @@ def _env() -> dict[str, str]:
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_run_with_stdout_on_a_full_disk_returns_the_childs_status() -> None:
     child = "import sys, time; print('x' * 70000); sys.stdout.flush(); time.sleep(0.2); print('more'); sys.exit(3)"
-    with open("/dev/full", "wb") as full:
+    with Path("/dev/full").open("wb") as full:
         proc = subprocess.run(
             [*DTYPEFIX, "run", "--", sys.executable, "-c", child],
             stdout=full,
