@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         if stream is not None and hasattr(stream, "reconfigure"):
             with contextlib.suppress(ValueError, OSError):
                 stream.reconfigure(errors="replace")
-    if sys.stdout is None:
+    if sys.stdout is None and argv[:1] != ["run"]:  # `run` still runs its command (its output is dropped)
         say_unwritable(OSError("standard output is closed"))
         return 2
     command = _command_for(argv)

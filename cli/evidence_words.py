@@ -29,6 +29,7 @@ from dtypefix.matcher.conditions import (
 from dtypefix.matcher.facts import NAMESPACES
 from dtypefix.matcher.observation import FrameSeen, Note, Origin, Place, TextSeen, ValueSeen
 
+from .fence import code_span
 from .i18n import has, t
 
 __all__ = ["code_span", "decider_words", "describe", "note_words", "place_words", "readable", "seen_words", "worded"]
@@ -164,14 +165,6 @@ def readable(pattern: str, lang: str = "en") -> str:
         pattern = pattern[4:]
     alternatives = [_sequence(part) for part in _split_top(pattern)]
     return t("or.join", lang).join(dict.fromkeys(a for a in alternatives if a))
-
-
-def code_span(text: str) -> str:
-    """Inline code that survives backticks inside ``text`` (CommonMark: a longer fence, padded with spaces)."""
-    if "`" not in text:
-        return f"`{text}`"
-    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
-    return f"{fence} {text} {fence}"
 
 
 _code = code_span

@@ -18,6 +18,7 @@ from dtypefix.matcher.result import Decider
 from dtypefix.matcher.score import deciding, open_questions
 from dtypefix.matcher.traceback import Stack
 
+from . import fence
 from .evidence_words import code_span, decider_words, describe, note_words, place_words, readable, seen_words
 from .history_words import history_lines
 from .i18n import t
@@ -47,7 +48,7 @@ def fill(text: str, groups: dict[str, str] | None) -> str:
     the prose never shows a template placeholder.
     """
     found = groups or {}
-    return _PLACEHOLDER.sub(lambda m: found.get(m.group(1), "…"), text)
+    return fence.fill(text, _PLACEHOLDER, lambda m: found.get(m.group(1), "…"))  # values come from the input
 
 
 def example_groups(entry: KBEntry) -> dict[str, str]:
@@ -124,7 +125,7 @@ def _packages_shown(incident: Incident, limit: int = 12) -> list[str]:
     """The training stack's packages in the input (an environment's jinja2 or pygments says nothing here)."""
     rank = {name: i for i, name in enumerate(_KEY_PACKAGES)}
     stack = sorted((p for p in incident.packages.values() if p.name in rank), key=lambda p: rank[p.name])
-    return [f"{p.name} {p.version}" for p in stack[:limit]]
+    return [fence.plain(f"{p.name} {p.version}") for p in stack[:limit]]
 
 
 def _what_was_read(incident: Incident, lang: str) -> str:
@@ -160,10 +161,11 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
         )
     if incident.launch.flags:
         shown = " ".join(f"--{k} {v}" for k, v in list(incident.launch.flags.items())[:10])
-        parts.append(f"{t('flags', lang)}{t('colon.inline', lang)}`{shown}`")
+        parts.append(f"{t('flags', lang)}{t('colon.inline', lang)}{fence.code_span(shown)}")
     if incident.hardware.gpu_names:
         parts.append(
-            f"{t('gpus', lang)}{t('colon.inline', lang)}" + ", ".join(dict.fromkeys(incident.hardware.gpu_names))
+            f"{t('gpus', lang)}{t('colon.inline', lang)}"
+            + ", ".join(fence.plain(n) for n in dict.fromkeys(incident.hardware.gpu_names))
         )
     ranks = [s for s in incident.streams if s != "main"]
     if len(ranks) > 1:

@@ -1,7 +1,8 @@
 """``dtypefix report``: a redacted, ready-to-file bug report in Markdown (or JSON).
 
 Everything that leaves the machine goes through :func:`dtypefix.cli.redact.redact` first, and the report
-ends with what was removed (kinds and counts, never the values).
+ends with what was removed (kinds and counts, never the values). Input text enters the Markdown only through
+:mod:`.fence`, so a message cannot close the code block it is shown in and add a heading or a link.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dtypefix.cli.fence import code_block, code_span, plain
 from dtypefix.cli.redact import redact
 from dtypefix.matcher import Report
 from dtypefix.matcher.traceback import Stack
@@ -63,20 +65,20 @@ def report_data(report: Report, configs_text: dict[str, str]) -> dict[str, Any]:
 
 def format_bug_report(data: dict[str, Any]) -> str:
     """Markdown ready to paste into an issue."""
-    lines = ["## Error", "", "```text", data["error"], "```", ""]
+    lines = ["## Error", "", *code_block(data["error"], "text"), ""]
     lines += ["## Environment", ""]
     if data["packages"]:
-        lines += [f"- {name}: {version}" for name, version in data["packages"].items()]
+        lines += [f"- {plain(name)}: {plain(version)}" for name, version in data["packages"].items()]
     else:
         lines.append("- (no package versions given; rerun with `--this-env` or `--freeze`)")
     if data["gpus"]:
-        lines.append(f"- GPUs: {', '.join(data['gpus'])}")
+        lines.append(f"- GPUs: {', '.join(plain(gpu) for gpu in data['gpus'])}")
     if data["flags"]:
-        lines.append("- launch flags: `" + " ".join(f"--{k} {v}" for k, v in data["flags"].items()) + "`")
+        lines.append("- launch flags: " + code_span(" ".join(f"--{k} {v}" for k, v in data["flags"].items())))
     lines.append("")
     for name, text in data["configs"].items():
         kind = "json" if text.lstrip().startswith("{") else "yaml"
-        lines += [f"## Config: {name}", "", f"```{kind}", text.rstrip(), "```", ""]
+        lines += [f"## Config: {plain(name)}", "", *code_block(text, kind), ""]
     lines += ["## What dtypefix matched", ""]
     if data["matches"]:
         lines += [f"- `{m['id']}` {m['title']} ({m['confidence']}, score {m['score']:g})" for m in data["matches"]]

@@ -62,9 +62,14 @@ class _Tail:
             return self.keeper.value()[0]
 
 
-def _pump(source: BinaryIO, sink: BinaryIO, tail: _Tail) -> None:
+def _pump(source: BinaryIO, sink: BinaryIO | None, tail: _Tail) -> None:
     """Copy ``source`` to ``sink`` until end of file, keeping what ``tail`` wants; the pump owns and closes
-    ``source`` (a pipe or the pty's master)."""
+    ``source`` (a pipe or the pty's master).
+
+    When ``sink`` cannot take more (its reader went away, a full disk, a closed descriptor: ``None``), the pump
+    stops writing and keeps draining: the child must never block on a full pipe or die of SIGPIPE because of
+    where dtypefix's own output goes, and its exit status is what ``run`` returns.
+    """
     with source:
         fd = source.fileno()
         while True:
@@ -75,16 +80,23 @@ def _pump(source: BinaryIO, sink: BinaryIO, tail: _Tail) -> None:
             if not chunk:
                 break
             tail.add(chunk)
+            if sink is None:
+                continue
             try:
                 sink.write(chunk)
                 sink.flush()
-            except (BrokenPipeError, ValueError):
-                pass  # our reader went away; keep draining so the child is not blocked
+            except (OSError, ValueError):
+                sink = None
 
 
 def _kill_if_running(child: subprocess.Popen[bytes]) -> None:
     if child.poll() is None:
         child.kill()
+
+
+def _binary(stream: object) -> BinaryIO | None:
+    """The byte stream under ``sys.stdout`` / ``sys.stderr``; ``None`` when the descriptor was closed at start."""
+    return getattr(stream, "buffer", None)
 
 
 def _on_a_terminal() -> bool:
@@ -116,7 +128,7 @@ def _start_on_a_pty(
     finally:
         os.close(slave)
     reader = os.fdopen(master, "rb", buffering=0)
-    return child, [threading.Thread(target=_pump, args=(reader, sys.stdout.buffer, tail), daemon=True)]
+    return child, [threading.Thread(target=_pump, args=(reader, _binary(sys.stdout), tail), daemon=True)]
 
 
 def run_command(argv: list[str]) -> RunResult:
@@ -157,8 +169,8 @@ def run_command(argv: list[str]) -> RunResult:
             child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
             assert child.stdout is not None and child.stderr is not None
             threads = [
-                threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, tail), daemon=True),
-                threading.Thread(target=_pump, args=(child.stderr, sys.stderr.buffer, tail), daemon=True),
+                threading.Thread(target=_pump, args=(child.stdout, _binary(sys.stdout), tail), daemon=True),
+                threading.Thread(target=_pump, args=(child.stderr, _binary(sys.stderr), tail), daemon=True),
             ]
         for thread in threads:
             thread.start()

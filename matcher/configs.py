@@ -282,11 +282,13 @@ def _check_json(text: str) -> None:
 
 # --------------------------------------------------------------------------------------------------- embedded
 _FENCE = lazy_regex(r"^\s*(```|~~~)[\w+-]*\s*$")
-_YAML_LINE = lazy_regex(r"^\s*-?\s*[A-Za-z_][\w.-]*:(?:\s.*)?$")
+# "\s*-?\s*" would split a run of N spaces between its two halves N ways (quadratic on a long blank run); the dash
+# and the spaces after it are one optional group, so each run is read once.
+_YAML_LINE = lazy_regex(r"^\s*(?:-\s*)?[A-Za-z_][\w.-]*:(?:\s.*)?$")
 # `accelerate env`: "- `Accelerate` default config:" (newer) / "- `Accelerate` configs:" followed by "\t- key: value".
 _ACCELERATE_ENV_CONFIG = lazy_regex(r"^\s*-\s+`?Accelerate`?\s+(?:default\s+)?configs?:\s*$", re.IGNORECASE)
 _TRAINING_ARGS = lazy_regex(r"TrainingArguments\($|^\s*(?:Training|Seq2SeqTraining)Arguments\($")
-_KWARG_LINE = lazy_regex(r"^\s*(?P<key>[a-z_][a-z0-9_]*)=(?P<value>.*?),?\s*$")
+_KWARG_LINE = lazy_regex(r"^\s*(?P<key>[a-z_][a-z0-9_]*)=(?P<value>.*)$")  # value trimmed in code: linear
 _MAX_BLOCK_LINES = 1500
 
 
@@ -330,7 +332,8 @@ def _blocks(lines: list[str]) -> Iterator[tuple[str, str]]:
                 kwarg = _KWARG_LINE.match(lines[end])
                 if not kwarg:
                     break
-                pairs[kwarg["key"]] = kwarg["value"]
+                value = kwarg["value"].rstrip()
+                pairs[kwarg["key"]] = (value[:-1] if value.endswith(",") else value).rstrip()
                 end += 1
             yield json.dumps({k: _scalar(v) for k, v in pairs.items()}), "trainer"
             index = end

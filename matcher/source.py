@@ -17,8 +17,10 @@ __all__ = ["Source", "Stream", "decode", "normalise", "split_streams"]
 
 # ANSI CSI / OSC sequences and lone escapes (colour, cursor movement, hyperlinks).
 _ANSI = lazy_regex(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# Control characters other than tab, newline and carriage return (NUL bytes from binary junk included).
-_CONTROL = lazy_regex(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Control characters other than tab, newline and carriage return (NUL bytes from binary junk included), the C1
+# controls (U+009B is a one-character CSI and U+009D an OSC to a terminal) and the bidi embeddings, overrides and
+# isolates (U+202A-U+202E, U+2066-U+2069), which make a terminal or a rendered page show text other than it holds.
+_CONTROL = lazy_regex("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # Launcher timestamps: "2024-05-01 12:00:01,123 - ", "[2024-05-01 12:00:01]", "2024-05-01T12:00:01.123Z ".
 _TIMESTAMP = lazy_regex(
     r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s*-\s*|\s+)"
@@ -31,13 +33,18 @@ _RANK_PREFIXES = (
     lazy_regex(r"^(?P<label>[\w-]*(?:worker|node|host)[-_]?\d+|\d{1,3}(?:\.\d{1,3}){3}):\s"),
     lazy_regex(r"^(?P<label>\d{1,4}):\s"),  # srun --label "0: "
 )
-_TRAILING_CR = lazy_regex(r"\r+(?=\n|$)")
+# Each run is tried once, from its first character: the look-behind refuses every start inside a run at once.
+# Without it a run of N spaces or carriage returns not at a line end costs N^2 steps (69 s for 80,000 spaces).
+_TRAILING_CR = lazy_regex(r"(?<!\r)\r+(?=\n|$)")
+# A log saved with "\r" line endings only (classic Mac) rather than a progress bar redrawn in place: a traceback's
+# lines follow carriage returns, which a bar never prints.
+_CR_ONLY_TRACEBACK = lazy_regex(r"\r(?:Traceback \(most recent call last\)|[ \t]+File \")")
 _UP_TO_LAST_CR = lazy_regex(r"^[^\n]*\r", re.MULTILINE)  # anchored: one scan per line, not per position
 _TIMESTAMP_LINE = lazy_regex(_TIMESTAMP.pattern, re.MULTILINE)
 # tqdm ends a bar's state with its rate ("... 2.41it/s]", "1.5s/it]") and no newline when the run then crashes: the
 # traceback header lands on the bar's line, and a header that does not start its line is not read as one.
 _BAR_BEFORE_TRACEBACK = lazy_regex(r"(/s\]|/it\])(Traceback \(most recent call last\):)")
-_TRAILING_SPACE = lazy_regex(r"[ \t]+$", re.MULTILINE)
+_TRAILING_SPACE = lazy_regex(r"(?<![ \t])[ \t]+$", re.MULTILINE)
 _ANY_PREFIX = lazy_regex(
     r"^(?:\[(?:rank|default)\d+\]:|[\w-]*(?:worker|node|host)[-_]?\d+: |\d{1,3}(?:\.\d{1,3}){3}: |\d{1,4}: "
     r"|[A-Za-z][\w.-]{0,40}?\d+: )",
@@ -82,6 +89,8 @@ def normalise(text: str) -> str:
         text = _ANSI.sub("", text)
     text = text.replace("\r\n", "\n")
     text = _CONTROL.sub("", text)
+    if "\r" in text and "\n" not in text.rstrip("\n") and _CR_ONLY_TRACEBACK.search(text):
+        text = text.replace("\r", "\n")  # classic Mac line endings: every "\r" ends a line, none redraws one
     if "\r" in text:
         text = _TRAILING_CR.sub("", text)  # a bar ending in "\r" keeps its last state
         text = _UP_TO_LAST_CR.sub("", text)  # what a terminal shows: the text after the last "\r"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dtypefix.matcher.source import decode, from_text, normalise, split_streams
 
 
@@ -69,3 +71,27 @@ def test_from_text_keeps_whole_text_and_streams() -> None:
     source = from_text("[rank0]: a\n[rank1]: b")
     assert source.text == "[rank0]: a\n[rank1]: b"
     assert [s.label for s in source.streams] == ["rank0", "rank1"]
+
+
+def test_carriage_return_only_line_endings_are_lines() -> None:
+    """Issue 24 item 10: a log saved with "\\r" line endings is not folded into its last line."""
+    log = 'Traceback (most recent call last):\r  File "t.py", line 3, in <module>\r    f()\rRuntimeError: boom\r'
+    assert (
+        normalise(log)
+        == 'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    f()\nRuntimeError: boom\n'
+    )
+
+
+def test_c1_controls_and_bidi_overrides_are_removed() -> None:
+    """Issue 24 item 10: U+009B (CSI), U+009D (OSC) and bidi overrides never reach any output."""
+    text = "RuntimeError: a\u009b31mred\u009d8;;http://x\u009c b\u202etxt.exe\u2066c\u2069\n"
+    clean = normalise(text)
+    assert not any(ch in clean for ch in "\u009b\u009d\u009c\u202e\u2066\u2069"), ascii(clean)
+
+
+@pytest.mark.parametrize("run", [" ", "\t", "\r", " \t"])
+def test_a_long_whitespace_run_inside_a_line_is_linear(run: str) -> None:
+    """Issue 24 item 2: 200,000 characters of blanks that do not end the line (quadratic: hours; linear: ms)."""
+    text = "Traceback (most recent call last):\n" + run * 100_000 + "x\nRuntimeError: boom\n"
+    clean = normalise(text)
+    assert clean.endswith("x\nRuntimeError: boom\n")
