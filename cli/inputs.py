@@ -28,16 +28,27 @@ class InputError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
-def _read_bounded(stream: BinaryIO) -> tuple[bytes, bool]:
+def _read_bounded(stream: BinaryIO, name: str) -> tuple[bytes, bool]:
     """What explaining needs of ``stream`` (:class:`~.keep.Keeper`): head, tail and every error between;
-    the flag says whether anything was left out."""
+    the flag says whether anything was left out.
+
+    Binary input is refused on its first chunk (the same test :func:`read_log` makes on the head), not at end of
+    file: ``explain /dev/urandom`` would otherwise read for ever.
+    """
     keeper = Keeper(TAIL_BYTES)
+    first = True
     while True:
         chunk = stream.read(_CHUNK)
         if not chunk:
             break
+        if first and _looks_binary(chunk):
+            raise InputError(_BINARY.format(name=name))
+        first = False
         keeper.add(chunk)
     return keeper.value()
+
+
+_BINARY = "{name}: looks like binary data, not a log; pass the text output of the failing run"
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -72,16 +83,16 @@ def read_log(path: str | None) -> str:
         if name == "standard input":
             if sys.stdin is None or sys.stdin.isatty():
                 raise InputError("no input: pipe a log into dtypefix or give a file (dtypefix explain --help)")
-            data, _ = _read_bounded(sys.stdin.buffer)
+            data, _ = _read_bounded(sys.stdin.buffer, name)
         else:
             if Path(name).is_dir():
                 raise IsADirectoryError(name)
             with Path(name).open("rb") as handle:
-                data, _ = _read_bounded(handle)
+                data, _ = _read_bounded(handle, name)
     if not data.strip():
         raise InputError(f"{name}: empty input: nothing to explain")
     if _looks_binary(data):
-        raise InputError(f"{name}: looks like binary data, not a log; pass the text output of the failing run")
+        raise InputError(_BINARY.format(name=name))
     return decode(data)
 
 
