@@ -9,10 +9,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-__all__ = ["TAIL_BYTES", "InputError", "looks_binary", "reading"]
+__all__ = ["BINARY", "TAIL_BYTES", "InputError", "looks_binary", "reading"]
 
 TAIL_BYTES = 4 << 20
 """How much of a log's end is kept whatever its size (see :class:`~.keep.Keeper`)."""
+
+
+BINARY = "{name}: looks like binary data, not a log; pass the text output of the failing run"
+"""Said of an input whose first chunk is binary: refused there, not at its end (``explain /dev/urandom`` ends)."""
 
 
 class InputError(Exception):

@@ -15,7 +15,7 @@ from typing import BinaryIO
 from dtypefix.matcher.configs import Config, ConfigError, parse_config
 from dtypefix.matcher.source import decode
 
-from .input_errors import TAIL_BYTES, InputError, looks_binary, reading
+from .input_errors import BINARY, TAIL_BYTES, InputError, looks_binary, reading
 from .keep import HEAD_BYTES, Keeper
 
 __all__ = ["HEAD_BYTES", "InputError", "checked_text", "read_config", "read_log", "read_text_file", "this_env_freeze"]
@@ -23,14 +23,13 @@ __all__ = ["HEAD_BYTES", "InputError", "checked_text", "read_config", "read_log"
 _CHUNK = 1 << 20
 
 
-def _read_bounded(stream: BinaryIO) -> tuple[bytes, bool]:
+def _read_bounded(stream: BinaryIO, name: str) -> tuple[bytes, bool]:
     """What explaining needs of ``stream`` (:class:`~.keep.Keeper`): head, tail and every error between;
-    the flag says whether anything was left out."""
+    the flag says whether anything was left out. Binary input is refused on its first chunk, not at its end."""
     keeper = Keeper(TAIL_BYTES)
-    while True:
-        chunk = stream.read(_CHUNK)
-        if not chunk:
-            break
+    while chunk := stream.read(_CHUNK):
+        if not keeper.seen and looks_binary(chunk):
+            raise InputError(BINARY.format(name=name))
         keeper.add(chunk)
     return keeper.value()
 
@@ -42,7 +41,7 @@ def read_log(path: str | None) -> str:
         if name == "standard input":
             if sys.stdin is None or sys.stdin.isatty():
                 raise InputError("no input: pipe a log into dtypefix or give a file (dtypefix explain --help)")
-            data, _ = _read_bounded(sys.stdin.buffer)
+            data, _ = _read_bounded(sys.stdin.buffer, name)
         else:
             from .logfiles import read_bytes  # gzip and per-rank folders; imported when a file is named
 
@@ -55,7 +54,7 @@ def checked_text(name: str, data: bytes) -> str:
     if not data.strip():
         raise InputError(f"{name}: empty input: nothing to explain")
     if looks_binary(data):
-        raise InputError(f"{name}: looks like binary data, not a log; pass the text output of the failing run")
+        raise InputError(BINARY.format(name=name))
     return decode(data)
 
 

@@ -93,6 +93,11 @@ def _match(match: Match) -> dict[str, Any]:
     return data
 
 
+MAX_LISTED = 200
+"""``extracted.exceptions`` and ``extracted.error_lines`` list at most this many, the first ones: a flood of 100 MB
+of error lines (every rank repeating one error) must not become a JSON document of hundreds of megabytes."""
+
+
 def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
     """The JSON document for one report."""
     incident = report.incident
@@ -121,10 +126,11 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
                     "stream": s.stream,
                     "frames": [{"file": f.file, "line": f.line, "function": f.function} for f in s.frames],
                 }
-                for s in incident.stacks
+                for s in incident.stacks[:MAX_LISTED]
             ],
             "error_lines": [
-                {"type": e.exc_type, "message": e.message, "stream": e.stream} for e in incident.error_lines
+                {"type": e.exc_type, "message": e.message, "stream": e.stream}
+                for e in incident.error_lines[:MAX_LISTED]
             ],
             "packages": {name: p.version for name, p in incident.packages.items()},
             "configs": [{"kind": c.kind, "origin": c.origin} for c in incident.configs],

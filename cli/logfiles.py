@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from dtypefix.matcher.logdir import LogDir, find_logdirs, is_attempt_folder, join_ranks
 from dtypefix.matcher.source import decode
 
-from .input_errors import TAIL_BYTES, InputError, looks_binary, reading
+from .input_errors import BINARY, TAIL_BYTES, InputError, looks_binary, reading
 from .keep import Keeper
 
 if TYPE_CHECKING:
@@ -58,6 +58,8 @@ def keep_stream(raw: BinaryIO, label: str, tail: int = TAIL_BYTES, digest: Diges
     first = stream.read(_CHUNK)
     keeper = Keeper(tail)
     if not first.startswith(_GZIP_MAGIC):
+        if looks_binary(first):  # refused on its first chunk: `explain /dev/urandom` must end
+            raise InputError(BINARY.format(name=label))
         keeper.add(first)
         while chunk := stream.read(_CHUNK):
             keeper.add(chunk)

@@ -256,9 +256,15 @@ def parse_config(text: str, origin: str, kind: str | None = None, *, strict: boo
     stripped = text.lstrip()
     if not stripped:
         raise ConfigError("empty file")
-    if strict and stripped.startswith("{"):
-        _check_json(text)
-    data = _read_jsonish(stripped) if stripped.startswith(("{", '"')) else _read_yaml(text)
+    try:
+        if strict and stripped.startswith("{"):
+            _check_json(text)
+        data = _read_jsonish(stripped) if stripped.startswith(("{", '"')) else _read_yaml(text)
+    except ConfigError:
+        raise
+    except ValueError:
+        # Python refuses to convert an integer of more than 4300 digits (CVE-2020-10735); the loaders let it out.
+        raise ConfigError("a number too long to read (thousands of digits); not a config") from None
     _count_nodes(data, [_MAX_NODES])
     found = kind or detect_kind(data)
     if found is None:
