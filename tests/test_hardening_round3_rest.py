@@ -115,3 +115,28 @@ def test_explain_dev_urandom_exits_2_at_once(cli) -> None:  # type: ignore[no-un
         pytest.skip("needs /dev/urandom")
     result = cli("explain", "/dev/urandom")
     assert result.code == 2 and "binary" in result.err and "Traceback" not in result.err
+
+
+MAT1_TRACEBACK = (
+    'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    y = a @ b\n'
+    "RuntimeError: expected mat1 and mat2 to have the same dtype, but got: c10::Half != c10::BFloat16\n"
+)
+
+
+@pytest.mark.parametrize("command", ["explain", "report"])
+def test_a_traceback_then_80000_blanks_is_explained(cli, command: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 24 item 2 end to end: ``' ' * 80000 + 'x'`` after a traceback took 69 s in explain and report."""
+    result = cli(command, stdin=(MAT1_TRACEBACK + " " * 80_000 + "x\n").encode())
+    assert result.code == 0, result.err
+    assert "DTF001" in result.out
+
+
+@pytest.mark.parametrize("run", [" ", "\t"])
+def test_embedded_config_lines_with_long_blank_runs_are_linear(run: str) -> None:
+    """Issue 24 item 2, the YAML-line pattern of matcher/configs.py: a line of 200,000 blanks and an ``x`` among
+    config lines (at 2440f7e: 1.3 s for 10,000 blanks, four times that for each doubling)."""
+    from dtypefix.matcher.configs import find_embedded
+
+    text = "bf16:\n  enabled: true\n" + run * 200_000 + "x\nzero_optimization:\n  stage: 3\n"
+    configs = find_embedded(text)
+    assert configs, "the config lines around the blank run are still read"
