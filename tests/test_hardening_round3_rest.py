@@ -131,12 +131,10 @@ def test_a_traceback_then_80000_blanks_is_explained(cli, command: str) -> None: 
     assert "DTF001" in result.out
 
 
-@pytest.mark.parametrize("run", [" ", "\t"])
-def test_embedded_config_lines_with_long_blank_runs_are_linear(run: str) -> None:
+def test_embedded_config_lines_with_a_long_blank_run_are_linear() -> None:
     """Issue 24 item 2, the YAML-line pattern of matcher/configs.py: a line of 200,000 blanks and an ``x`` among
     config lines (at 2440f7e: 1.3 s for 10,000 blanks, four times that for each doubling)."""
     from dtypefix.matcher.configs import find_embedded
 
-    text = "bf16:\n  enabled: true\n" + run * 200_000 + "x\nzero_optimization:\n  stage: 3\n"
-    configs = find_embedded(text)
-    assert configs, "the config lines around the blank run are still read"
+    text = "bf16:\n  enabled: true\n" + " " * 200_000 + "x\nzero_optimization:\n  stage: 3\n"
+    assert [c.data.get("zero_optimization") for c in find_embedded(text)] == [{"stage": 3}]
