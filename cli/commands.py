@@ -86,15 +86,19 @@ def _report_document(report: Report, lang: str, top: int, command: str, details:
     return Document(markdown, lambda: report_json(report, command), report, lang)
 
 
+LogArgument = Annotated[
+    str | None,
+    typer.Argument(
+        help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+        "standard input when absent or '-'."
+    ),
+]
+"""The log that ``explain`` and ``report`` read."""
+
+
 @app.command()
 def explain(
-    file: Annotated[
-        str | None,
-        typer.Argument(
-            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
-            "standard input when absent or '-'."
-        ),
-    ] = None,
+    file: LogArgument = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -498,13 +502,7 @@ def run(
 
 @app.command()
 def report(
-    file: Annotated[
-        str | None,
-        typer.Argument(
-            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
-            "standard input when absent or '-'."
-        ),
-    ] = None,
+    file: LogArgument = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
