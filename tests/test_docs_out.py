@@ -33,7 +33,7 @@ def test_writes_into_an_empty_folder_and_removes_only_its_own_stale_pages(tmp_pa
     assert not [p for p in out.rglob("*.tmp")]
 
 
-def test_a_project_folder_with_its_own_readme_and_tags_is_refused_untouched(cli, tmp_path: Path) -> None:
+def test_a_project_folder_with_its_own_readme_and_tags_is_refused_untouched(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "README.md").write_text("# My project\n", encoding="utf-8")
     (tmp_path / "tags.md").write_text("release tags\n", encoding="utf-8")
     result = cli("docs", "--out", str(tmp_path), "--kb-root", str(ROOT))
@@ -69,7 +69,7 @@ def test_a_symlink_to_a_generated_page_is_still_refused(tmp_path: Path) -> None:
     assert elsewhere.read_text(encoding="utf-8") == HEADER + "# old\n"
 
 
-def test_a_symlinked_subfolder_is_not_written_through(cli, tmp_path: Path) -> None:
+def test_a_symlinked_subfolder_is_not_written_through(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     outside = tmp_path / "outside"
     outside.mkdir()
     out = tmp_path / "out"
