@@ -138,3 +138,25 @@ def test_embedded_config_lines_with_a_long_blank_run_are_linear() -> None:
 
     text = "bf16:\n  enabled: true\n" + " " * 200_000 + "x\nzero_optimization:\n  stage: 3\n"
     assert [c.data.get("zero_optimization") for c in find_embedded(text)] == [{"stage": 3}]
+
+
+def test_an_unreadable_area_folder_inside_a_private_kb_is_reported(tmp_path: Path, monkeypatch) -> None:
+    """An area folder that cannot be listed (permissions; root reads anything, so the refusal is simulated at the
+    system call) is named in one problem line, not skipped without a word."""
+    import os
+
+    from dtypefix.matcher import catalog as catalog_module
+
+    kb = tmp_path / "kb"
+    (kb / "private").mkdir(parents=True)
+    (kb / "other").mkdir()
+    real = os.scandir
+
+    def scandir(path):  # the only difference from the real call: this folder refuses to be listed
+        if str(path) == str(kb / "private"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(catalog_module.os, "scandir", scandir)
+    catalog = catalog_module.load_catalog([kb], include_builtin=False, cache_dir=None)
+    assert any("private" in p and "cannot be read" in p for p in catalog.problems), catalog.problems
