@@ -86,15 +86,19 @@ def _report_document(report: Report, lang: str, top: int, command: str, details:
     return Document(markdown, lambda: report_json(report, command), report, lang)
 
 
+LogArgument = Annotated[
+    str | None,
+    typer.Argument(
+        help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
+        "standard input when absent or '-'."
+    ),
+]
+"""The log that ``explain`` and ``report`` read."""
+
+
 @app.command()
 def explain(
-    file: Annotated[
-        str | None,
-        typer.Argument(
-            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
-            "standard input when absent or '-'."
-        ),
-    ] = None,
+    file: LogArgument = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,
@@ -395,7 +399,7 @@ def docs(
     from dtypefix.matcher.catalog import load_catalog
 
     from .checkout import checkout_kb
-    from .docs import is_generated, kb_pages, to_html_site
+    from .docs import NotOursError, kb_pages, sync_pages, to_html_site
     from .generated import generated_files
 
     kb_dir = checkout_kb(kb_root, "docs")
@@ -403,25 +407,21 @@ def docs(
     out = out if out is not None else root / "docs" / "kb"
     # Only the checkout's KB and folders named here: a private KB in DTYPEFIX_KB is not published by accident.
     pages = kb_pages(load_catalog([kb_dir, *(kb or [])], include_builtin=False, cache_dir=None), kb_dir)
-    stale = sorted(
-        p for p, text in pages.items() if not (out / p).is_file() or (out / p).read_text(encoding="utf-8") != text
-    )
+    # Only pages this command generated (they carry its header) are ever replaced or removed; a file of someone
+    # else's at a page's name, or a symlink below --out, is refused before anything is written.
+    try:
+        plan = sync_pages(out, pages, write=not check_only)
+        if html is not None and not check_only:
+            sync_pages(html, to_html_site(pages), write=True)
+    except NotOursError as exc:
+        raise InputError(str(exc)) from None
+    stale, extra = list(plan.stale), list(plan.extra)
     # The schema and docs generated from the registries, in the checkout.
     files = generated_files(root)
     stale_files = sorted(
         name
         for name, text in files.items()
         if not (root / name).is_file() or (root / name).read_text(encoding="utf-8") != text
-    )
-    # Only pages this command generated (they carry its header) are ever removed; other Markdown is left alone.
-    extra = (
-        sorted(
-            str(p.relative_to(out))
-            for p in out.rglob("*.md")
-            if str(p.relative_to(out)) not in pages and is_generated(p)
-        )
-        if out.is_dir()
-        else []
     )
     if check_only:
         for name in stale + extra:
@@ -433,19 +433,8 @@ def docs(
             return 1
         typer.echo(f"dtypefix docs: {out.resolve()} is current ({len(pages)} pages, from {kb_dir})", err=True)
         return 0
-    for name in extra:
-        (out / name).unlink()
-    for name in stale:
-        target = out / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(pages[name], encoding="utf-8")
     for name in stale_files:
         (root / name).write_text(files[name], encoding="utf-8")
-    if html is not None:
-        for name, text in to_html_site(pages).items():
-            target = html / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
     written = len(stale) + len(stale_files)
     typer.echo(f"dtypefix docs: {written} page(s) written, {len(extra)} removed, {len(pages)} in all", err=True)
     return 0
@@ -513,13 +502,7 @@ def run(
 
 @app.command()
 def report(
-    file: Annotated[
-        str | None,
-        typer.Argument(
-            help="A log file (plain or .gz), or a run's per-rank folder (torchrun --log-dir, *rank<N>* files); "
-            "standard input when absent or '-'."
-        ),
-    ] = None,
+    file: LogArgument = None,
     freeze: FreezeOption = None,
     config: ConfigOption = None,
     this_env: ThisEnvOption = False,

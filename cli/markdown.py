@@ -14,6 +14,7 @@ from dtypefix.matcher import Evidence, KBEntry, Match, Outcome, Report
 from dtypefix.matcher.entry import applicable_step
 from dtypefix.matcher.incident import Incident
 from dtypefix.matcher.observation import Place, TextSeen
+from dtypefix.matcher.packages import STACK_PACKAGES
 from dtypefix.matcher.result import Decider
 from dtypefix.matcher.score import deciding, open_questions
 from dtypefix.matcher.traceback import Stack
@@ -89,41 +90,9 @@ def _error_line(incident: Incident) -> str:
     return f"{code_span(shown)}{where}" if shown else ""
 
 
-# The packages a dtype / device failure depends on, listed before the rest of an environment.
-_KEY_PACKAGES = (
-    "torch",
-    "transformers",
-    "accelerate",
-    "deepspeed",
-    "peft",
-    "bitsandbytes",
-    "flash-attn",
-    "trl",
-    "liger-kernel",
-    "transformer-engine",
-    "xformers",
-    "torchao",
-    "triton",
-    "vllm",
-    "unsloth",
-    "axolotl",
-    "llamafactory",
-    "diffusers",
-    "apex",
-    "auto-gptq",
-    "gptqmodel",
-    "autoawq",
-    "optimum",
-    "hqq",
-    "pytorch-optimizer",
-    "prodigy-plus-schedule-free",
-    "numpy",
-)
-
-
 def _packages_shown(incident: Incident, limit: int = 12) -> list[str]:
     """The training stack's packages in the input (an environment's jinja2 or pygments says nothing here)."""
-    rank = {name: i for i, name in enumerate(_KEY_PACKAGES)}
+    rank = {name: i for i, name in enumerate(STACK_PACKAGES)}
     stack = sorted((p for p in incident.packages.values() if p.name in rank), key=lambda p: rank[p.name])
     return [fence.plain(f"{p.name} {p.version}") for p in stack[:limit]]
 

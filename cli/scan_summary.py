@@ -12,24 +12,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dtypefix.matcher.packages import STACK_PACKAGES
+
 from .i18n import t
 from .scan_rows import STATUSES
 
 __all__ = ["WATCHED_PACKAGES", "CauseCount", "Summary", "format_summary", "summarise", "summary_json"]
 
-WATCHED_PACKAGES = (
-    "torch",
-    "transformers",
-    "accelerate",
-    "deepspeed",
-    "peft",
-    "bitsandbytes",
-    "flash-attn",
-    "trl",
-    "vllm",
-    "transformer-engine",
-)
-"""The packages whose versions are counted per cause (the stack the KB's entries are about)."""
+WATCHED_PACKAGES = STACK_PACKAGES
+"""The packages whose versions are counted per cause: the training stack the KB's entries are about."""
 
 
 @dataclass

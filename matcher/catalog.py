@@ -176,11 +176,12 @@ def default_cache_dir() -> Path | None:
     return Path(base) / "dtypefix"
 
 
-def _scan(root: Path) -> list[tuple[str, str, str]]:
+def _scan(root: Path, unreadable: list[str] | None = None) -> list[tuple[str, str, str]]:
     """``(file, slug, what the file is)`` for every entry under ``root``, with ``os.scandir``, in path order.
 
     ``what the file is`` comes from ``stat`` (see :func:`_signature`); a start-up lists and stats thousands of entry
-    files this way in a few milliseconds, where ``Path.glob`` and a ``Path`` per file cost several times that.
+    files this way in a few milliseconds, where ``Path.glob`` and a ``Path`` per file cost several times that. An
+    area folder that cannot be listed adds a line to ``unreadable`` (its entries are not used).
     """
     if root.is_file():
         return [(str(root), f"{root.parent.name}/{root.stem}", _identity(str(root)))]
@@ -197,8 +198,13 @@ def _scan(root: Path) -> list[tuple[str, str, str]]:
         areas = sorted((item.name, item.path) for item in listing if item.is_dir())
     found: list[tuple[str, str, str]] = []
     for area, folder in areas:
-        with contextlib.suppress(OSError):
+        try:
             found.extend((path, f"{area}/{name[:-5]}", _identity(path)) for name, path in yaml_in(folder))
+        except OSError as exc:
+            if unreadable is not None:
+                unreadable.append(
+                    f"{folder}: KB folder cannot be read ({exc.strerror or exc}); its entries are not used"
+                )
     return found
 
 
@@ -546,7 +552,7 @@ def _kb_files(roots: list[Path]) -> tuple[list[tuple[str, str, str]], list[str]]
             missing.append(f"{root}: KB folder not found")
             continue
         try:
-            found = _scan(root)
+            found = _scan(root, missing)
         except OSError as exc:
             missing.append(f"{root}: KB folder cannot be read ({exc.strerror or exc}); its entries are not used")
             continue

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .regex import lazy_regex
 from .source import lines_containing
 
-__all__ = ["PackageVersion", "parse_versions"]
+__all__ = ["STACK_PACKAGES", "PackageVersion", "parse_versions"]
 
 _VERSION = r"(?P<version>\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|post|dev)\d*)*(?:\+[\w.]+)?)"
 # pip freeze / requirements / prose: "deepspeed==0.14.0", "torch == 2.1.0+cu121", "[pip3] torch==2.1.0".
@@ -147,3 +147,36 @@ def parse_versions(text: str) -> dict[str, PackageVersion]:
             continue
         found[candidate.name] = candidate
     return found
+
+
+STACK_PACKAGES = (
+    "torch",
+    "transformers",
+    "accelerate",
+    "deepspeed",
+    "peft",
+    "bitsandbytes",
+    "flash-attn",
+    "trl",
+    "liger-kernel",
+    "transformer-engine",
+    "xformers",
+    "torchao",
+    "triton",
+    "vllm",
+    "unsloth",
+    "axolotl",
+    "llamafactory",
+    "diffusers",
+    "apex",
+    "auto-gptq",
+    "gptqmodel",
+    "autoawq",
+    "optimum",
+    "hqq",
+    "pytorch-optimizer",
+    "prodigy-plus-schedule-free",
+    "numpy",
+)
+"""The training stack a dtype / device failure depends on, in the order it is shown: listed before the rest of an
+environment (an answer's packages line) and counted per cause (``scan``'s summary)."""

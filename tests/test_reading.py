@@ -243,7 +243,7 @@ def _noise(size: int) -> bytes:
 
 def test_an_error_followed_by_20_mb_of_output_is_kept() -> None:
     data = _noise(3 << 20) + KOPA.encode() + _noise(20 << 20)
-    kept, dropped = _read_bounded(io.BytesIO(data))
+    kept, dropped = _read_bounded(io.BytesIO(data), "log")
     assert dropped and KOPA.encode() in kept
     assert len(kept) < 8 << 20  # head, tail and a window around the error: bounded
     assert _first(kept.decode()) == _first(KOPA)
@@ -263,7 +263,7 @@ def test_windows_are_bounded_and_the_first_errors_win(monkeypatch: pytest.Monkey
 
 
 def test_small_input_is_kept_whole() -> None:
-    kept, dropped = _read_bounded(io.BytesIO(KOPA.encode()))
+    kept, dropped = _read_bounded(io.BytesIO(KOPA.encode()), "log")
     assert kept == KOPA.encode() and not dropped
 
 
