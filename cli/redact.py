@@ -1,7 +1,8 @@
 """Removing secrets and personal details from text that is about to be shared.
 
 A bug report carries environment dumps, command lines and logs, and those carry tokens (Hugging Face, W&B,
-OpenAI-style, AWS, GitHub, Slack, Google, Azure), credentials in URLs, headers, netrc lines and flags, private keys,
+OpenAI-style, AWS, GitHub, GitLab, PyPI, Stripe, Replicate, Slack, Google, Azure, JWTs), credentials in URLs,
+signed URLs, headers, cookies, netrc lines and (dotted) flags, private keys whole or in part, user names,
 e-mail addresses, the user's name in home paths and hub ids, hostnames and IPs. The token shapes follow the rule
 sets of gitleaks and detect-secrets (their provider prefixes and lengths), plus the ML-specific places secrets
 hide (``--hub_token``, ``--push_to_hub_token``, ``--wandb_key``, ``hub_model_id``). Each rule replaces what it finds
