@@ -38,6 +38,13 @@ def test_wheel_contains_every_module_and_kb_file(tmp_path: Path) -> None:
         for p in kb.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     }
+    # The data the matcher reads at run time: the fix-history index and the operand roles.
+    expected |= {
+        f"dtypefix/matcher/{p.relative_to(ROOT / 'matcher').as_posix()}"
+        for p in (ROOT / "matcher" / "data").rglob("*")
+        if p.is_file()
+    }
+    expected.add("dtypefix/census/operands.yaml")
     missing = sorted(expected - names)
     assert missing == []
     assert not any(n.startswith(("kb/", "matcher/", "kbtools/", "cli/")) for n in names), (
