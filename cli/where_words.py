@@ -207,11 +207,12 @@ def _argument(argument: str, lang: str) -> str:
 
 def _operand(operand: Operand, location: Location, lang: str) -> str:
     argument = _argument(operand.argument, lang)
+    # The message's own names (mat1, query) are code; the words a rule gives an unnamed side are prose.
     name = (
         f"`{operand.expression}`"
         if operand.expression
         else argument
-        if argument != operand.argument
+        if operand.argument in _ARGUMENTS
         else f"`{argument}`"
     )
     value = readable_value(operand.value) if operand.value else ""

@@ -242,7 +242,20 @@ def locate(incident: Incident) -> Location | None:
         caller = _site(mine[-1], incident) if mine else None
     below = frames[index + 1] if index + 1 < len(frames) else None
     call, module, tied = _tie(frames[index], below, frames[index + 1 :], op, operands)
+    if caller is not None and _forwards(frames[index].code):
+        # ``return super().to(*args, **kwargs)``: the library passes on what the user's line gave it, and its own
+        # line has nothing else to tie.
+        at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
+        call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+
+
+_FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)$")
+
+
+def _forwards(code: str) -> bool:
+    """The line is a call that hands on its caller's arguments unchanged."""
+    return bool(_FORWARDS.search(code.strip()))
 
 
 # ``/path/file.py:11: UserWarning: text`` as Python's warnings module prints it.
@@ -270,7 +283,8 @@ def _tie(
     binary = _binary(frame.marked or frame.code) or _binary(frame.code)
     if binary is not None:
         return binary[0], "", (_tied(operands, binary[1]), binary[2])
-    node = _call_node(frame.marked or frame.code) or _call_node(frame.code)
+    entered = below.function if below is not None else ""
+    node = _call_node(frame.marked or frame.code, entered) or _call_node(frame.code, entered)
     if node is None:
         assigned = _subscript_assignment(frame.code)
         if assigned is None:
@@ -394,8 +408,10 @@ def _module_op(deeper: list[Frame], tables: _Rules) -> tuple[str, tuple[str, ...
     return "", ()
 
 
-def _call_node(code: str) -> ast.Call | None:
-    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets)."""
+def _call_node(code: str, entered: str = "") -> ast.Call | None:
+    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets); the
+    call named ``entered`` when there is one (the next frame is that function: ``nn.Linear(16, 4).to(device)``
+    failed in ``to``, not in the constructor)."""
     text = code.strip()
     if not text or len(text) > 2000:
         return None
@@ -406,7 +422,8 @@ def _call_node(code: str) -> ast.Call | None:
             tree = ast.parse(text.rstrip(",") + suffix)
         except (SyntaxError, ValueError):
             continue
-        return _first_call(tree)
+        named = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and entered and _callee(n.func)[0] == entered]
+        return named[0] if named else _first_call(tree)
     return None
 
 
