@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dtypefix.matcher.location import Location, Operand, Site
+from dtypefix.matcher.hints import HINT_KEYS
+from dtypefix.matcher.location import ORIGINS, Location, Operand, Site
 from dtypefix.matcher.owner import OwnerKind
 
-__all__ = ["location_json", "readable_value", "site_words", "where_lines"]
+__all__ = ["location_json", "location_schema", "readable_value", "site_words", "where_lines"]
 
 _WORDS: dict[str, tuple[str, str]] = {
     "where": ("Where", "出错位置"),
@@ -382,6 +383,7 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
                 "value": o.value or None,
                 "readable": readable_value(o.value) if o.value else None,
                 "expression": o.expression or None,
+                "origin": o.origin,
             }
             for o in location.operands
         ],
@@ -397,4 +399,75 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
             for h in location.hints
         ],
         "first_step": {"en": _first_step(location, "en") or None, "zh": _first_step(location, "zh") or None},
+    }
+
+
+def location_schema() -> dict[str, Any]:
+    """The JSON Schema of the ``location`` object (part of ``docs/json-output.schema.json``): the shape
+    :func:`location_json` writes, with the code's own enums."""
+    text = {"type": ["string", "null"]}
+    site = {
+        "type": ["object", "null"],
+        "required": ["file", "line", "function", "code", "owner"],
+        "properties": {
+            "file": {"type": "string"},
+            "line": {"type": "integer"},
+            "function": {"type": "string"},
+            "code": {"type": "string"},
+            "owner": {
+                "type": "object",
+                "required": ["kind", "name", "version", "path"],
+                "properties": {
+                    "kind": {"enum": [k.value for k in OwnerKind]},
+                    "name": text,
+                    "version": text,
+                    "path": {"type": "string"},
+                },
+            },
+        },
+    }
+    operand = {
+        "type": "object",
+        "required": ["argument", "role", "kind", "value", "readable", "expression", "origin"],
+        "properties": {
+            "argument": {"type": "string"},
+            "role": {"type": "string"},
+            "kind": {"enum": ["dtype", "device"]},
+            "value": text,
+            "readable": text,
+            "expression": text,
+            "origin": {"enum": list(ORIGINS)},
+        },
+    }
+    hint = {
+        "type": "object",
+        "required": ["key", "subject", "value", "other", "other_value", "line"],
+        "properties": {
+            "key": {"enum": list(HINT_KEYS)},
+            "subject": {"type": "string"},
+            "value": {"type": "string"},
+            "other": text,
+            "other_value": text,
+            "line": {"type": "string"},
+        },
+    }
+    return {
+        "type": ["object", "null"],
+        "description": "Added in 1.2: where it broke, the operands and whose code the line is (docs/json-output.md).",
+        "required": ["site", "in_torch", "caller", "call", "module", "op", "operands", "hints", "first_step"],
+        "properties": {
+            "site": site,
+            "in_torch": {"type": "boolean"},
+            "caller": site,
+            "call": text,
+            "module": text,
+            "op": text,
+            "operands": {"type": "array", "items": operand},
+            "hints": {"type": "array", "items": hint},
+            "first_step": {
+                "type": "object",
+                "required": ["en", "zh"],
+                "properties": {"en": text, "zh": text},
+            },
+        },
     }

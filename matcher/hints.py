@@ -13,7 +13,19 @@ from dataclasses import dataclass
 from .regex import lazy_regex
 from .source import lines_containing
 
-__all__ = ["Hint", "find_hints"]
+__all__ = ["HINT_KEYS", "Hint", "find_hints"]
+
+
+HINT_KEYS = (
+    "input-ids-device",
+    "hidden-states-float32",
+    "offload",
+    "fsdp-param-dtype",
+    "deepspeed-precision",
+    "accelerate-precision",
+    "process-group-backend",
+)
+"""Every kind of hint this module reads (the renderers word each; the JSON schema lists them)."""
 
 
 @dataclass(frozen=True)

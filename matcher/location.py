@@ -26,7 +26,11 @@ from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
 from .traceback import ErrorLine, Frame, Stack
 
-__all__ = ["Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+__all__ = ["ORIGINS", "Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+
+
+ORIGINS = ("message", "warning", "log", "line")
+"""Where an operand's value can come from (:attr:`Operand.origin`)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,8 @@ class Location:
     caller: Site | None
     """When the site is a package's or remote code, the innermost frame of the user's own code above it."""
     call: str
-    """The call on the site's line that raised (``self.score(pooled)``); empty when none could be read."""
+    """The call on the site's line that raised (``self.score(pooled)``), or on the caller's line when the site's line
+    only hands on its caller's arguments (``super().to(*args, **kwargs)``); empty when none could be read."""
     module: str
     """The module called there (``score`` for ``self.score(pooled)``); empty for a plain function call."""
     op: str
@@ -180,7 +185,7 @@ def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
     kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] or m["device"] == "CUDA" else "cpu") for m in parsed if m]
     if kinds[0][0] != kinds[1][0] or kinds[0][1] == kinds[1][1]:
         return operands
-    return tuple(Operand(o.argument, o.role, "device", k[1]) for o, k in zip(operands, kinds, strict=True))
+    return tuple(replace(o, kind="device", value=k[1]) for o, k in zip(operands, kinds, strict=True))
 
 
 def _method_key(method: str) -> str:
@@ -394,7 +399,7 @@ def _with_expression(operand: Operand, by_role: dict[str, str]) -> Operand:
     expression = by_role.get(operand.role, "")
     if not expression:
         return operand
-    return Operand(operand.argument, operand.role, operand.kind, operand.value, expression)
+    return replace(operand, expression=expression)
 
 
 def _module_op(deeper: list[Frame], tables: _Rules) -> tuple[str, tuple[str, ...]]:
