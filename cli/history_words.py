@@ -21,7 +21,7 @@ from .evidence_words import code_span
 __all__ = ["coverage_line", "history_json", "history_lines", "history_schema"]
 
 _SHOWN = 2
-"""Frames listed on the first screen (the innermost with a change, and one more)."""
+"""Frames listed on the first screen (those whose change is closest to the failing line)."""
 _WIDTH = 110
 
 _WORDS: dict[str, tuple[str, str]] = {
@@ -38,6 +38,12 @@ _WORDS: dict[str, tuple[str, str]] = {
         "{lib} {release} changed the dtype handling of `{function}`, where this failed: {code}{pr} — {have}; "
         "check whether that release fixes it.",
         "{lib} {release} 改了出错函数 `{function}` 的 dtype 处理：{code}{pr}——{have}；请确认该版本是否修复了这个问题。",
+    ),
+    "file": (
+        "{lib} {release} changed the dtype handling of `{function}`, next to `{failed}` in the same file: {code}{pr} "
+        "— {have}; a weaker lead: this code did not change, a helper beside it did.",
+        "{lib} {release} 改了同一文件中紧挨 `{failed}` 的 `{function}` 的 dtype 处理：{code}{pr}——{have}；"
+        "出错的代码本身没改，改的是它旁边的函数，线索较弱。",
     ),
     "removed": ("removed {code}", "删除了 {code}"),
     "what": (
@@ -103,24 +109,21 @@ def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
         pr=_pr(change, lang),
         have=have,
         function=change.function,
+        failed=frame.function,
     )
-
-
-def _best(frame: FrameHistory) -> Change:
-    """The change closest to the failing line; the earliest release among equals."""
-    order = {"line": 0, "near": 1, "function": 2}
-    return min(frame.changes, key=lambda c: order[c.closeness])
 
 
 def history_lines(report: Report, lang: str) -> list[str]:
     """The first-screen lines for the report's fix history; nothing when no later release changed the code."""
     if not report.history:
         return []
+    from dtypefix.matcher.history import best_change, shown
+
+    first = shown(report.history, _SHOWN)
     lines = [_w("label", lang), ""]
-    for frame in report.history[:_SHOWN]:
-        change = _best(frame)
-        lines.append(f"- {_sentence(frame, change, lang)}")
-    top = _best(report.history[0])
+    for frame in first:
+        lines.append(f"- {_sentence(frame, best_change(frame), lang)}")
+    top = best_change(first[0])
     lines += ["", _w("what", lang, conf=_w(top.confidence, lang)), ""]
     return lines
 
@@ -167,7 +170,7 @@ def history_schema() -> dict[str, Any]:
             "new": strings,
             "pr": {"type": ["integer", "null"]},
             "subject": {"type": ["string", "null"]},
-            "closeness": {"enum": ["line", "near", "function"]},
+            "closeness": {"enum": ["line", "near", "function", "file"]},
             "confidence": {"enum": ["high", "medium", "low"]},
         },
     }

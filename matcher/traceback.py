@@ -26,6 +26,9 @@ __all__ = [
 
 _HEADER = "Traceback (most recent call last):"
 FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+# A paste cut inside its first frame line: 'site-packages\diffusers\models\x.py", line 902, in f'. Only ever the
+# first frame of a paste without a header (the closing quote and ", line N, in" say what the line was).
+_CUT_FRAME = lazy_regex(r'^\s*(?P<file>[^"\s][^"]*\.py)", line (?P<line>\d+), in (?P<function>[\w.<>]+)$')
 # "RuntimeError: msg", "torch.OutOfMemoryError: msg", "deepspeed.runtime.Foo: msg", a bare "KeyboardInterrupt".
 EXCEPTION = lazy_regex(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure|error))"
@@ -165,7 +168,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     while index < len(lines):
         stripped = lines[index].strip()
         # A pasted traceback often starts at its first frame, without the header line.
-        if stripped != _HEADER and not FRAME.match(lines[index]):
+        if stripped != _HEADER and not FRAME.match(lines[index]) and not _CUT_FRAME.match(lines[index]):
             if stripped == _CHAIN_CAUSE:
                 pending_chain = "cause"
             elif stripped == _CHAIN_CONTEXT:
@@ -185,7 +188,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
         exc_type = message = ""
         while index < len(lines):
             line = lines[index]
-            frame = FRAME.match(line)
+            frame = FRAME.match(line) or (_CUT_FRAME.match(line) if not frames and not complete else None)
             if frame:
                 code = ""
                 nxt = lines[index + 1] if index + 1 < len(lines) else ""
