@@ -85,8 +85,8 @@ class FrameHistory:
     function: str
     code: str
     installed: str
-    """The installed release: from the input's versions, else the newest release whose lines match; may be
-    empty when neither says."""
+    """The installed release: from the input's versions, else the newest release whose lines match (``matching``
+    then holds the whole range, and a change inside it is named with low confidence)."""
     installed_from: str
     """``versions`` (a freeze, listing or banner said it) or ``lines`` (the frames' line texts matched)."""
     matching: tuple[str, ...]
@@ -371,17 +371,22 @@ def _frame_history(
         return None
     releases = list(lib.releases)
     at = installed.at
+    # Lines that match several releases leave the user anywhere in that range: a change inside the range (the
+    # failing line itself stayed the same) may be one they lack; it is named, with low confidence, and the words
+    # state the range.
+    since = min(installed.matching) if installed.source == "lines" else at
     function = _function_at(row, frame, at)
     changes: list[Change] = []
     if function:
         span = _span_at(row, max(at, 0)).get(function)
         hashes = _hashes_at(row, max(at, 0), len(releases))
         for event in row["e"]:
-            if event["f"] == function and event["r"] > at:
+            if event["f"] == function and event["r"] > since:
                 close = _closeness(event, frame, span, hashes)
-                changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner), "low")))
+                sure = event["r"] > at
+                changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner and sure), "low")))
     elif not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"]):
-        changes = _neighbours(row, frame, at, releases)
+        changes = _neighbours(row, frame, since, releases)
     if not changes:
         return None
     return FrameHistory(
