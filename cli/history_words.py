@@ -46,6 +46,7 @@ _WORDS: dict[str, tuple[str, str]] = {
         "出错的代码本身没改，改的是它旁边的函数，线索较弱。",
     ),
     "removed": ("removed {code}", "删除了 {code}"),
+    "moved": (" (the code has since moved to `{path}`)", "（这段代码之后移到了 `{path}`）"),
     "what": (
         "A change to this code's dtype/device handling in a later release, likely the fix (confidence: {conf}).",
         "这是后续版本对这段代码 dtype/设备处理的改动，很可能就是修复（置信度：{conf}）。",
@@ -100,13 +101,14 @@ def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
         have = _w("have.lines", lang, lib=frame.library, range=_range(frame))
     else:
         have = _w("have.versions", lang, version=frame.installed)
+    moved = _w("moved", lang, path=change.moved_to) if change.moved_to else ""
     return _w(
         change.closeness,
         lang,
         lib=frame.library,
         release=change.release,
         code=_code(change, lang),
-        pr=_pr(change, lang),
+        pr=_pr(change, lang) + moved,
         have=have,
         function=change.function,
         failed=frame.function,
@@ -149,6 +151,7 @@ def history_json(report: Report) -> list[dict[str, Any]]:
                     "subject": c.subject or None,
                     "closeness": c.closeness,
                     "confidence": c.confidence,
+                    "moved_to": c.moved_to or None,
                 }
                 for c in f.changes
             ],
@@ -172,6 +175,7 @@ def history_schema() -> dict[str, Any]:
             "subject": {"type": ["string", "null"]},
             "closeness": {"enum": ["line", "near", "function", "file"]},
             "confidence": {"enum": ["high", "medium", "low"]},
+            "moved_to": {"type": ["string", "null"]},
         },
     }
     frame = {

@@ -71,6 +71,9 @@ class Change:
     the failing function) or ``file`` (another function of the same file, next to the failing line)."""
     confidence: str
     """``high``, ``medium`` or ``low``: how likely this change is the fix of this failure."""
+    moved_to: str = ""
+    """The file the change is in when the code moved after the installed release (``diffusers/models/unets/...``);
+    empty when it is the frame's own file."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,12 @@ class _Index:
             r[0]: _Library(r[0], r[1], tuple(json.loads(r[2])), r[3], tuple(json.loads(r[4]))) for r in rows
         }
         self.packages = {lib.package: lib.name for lib in self.libraries.values()}
+
+    @functools.lru_cache(maxsize=32)  # noqa: B019 -- one index per process, rows are immutable
+    def paths(self, library: str) -> tuple[str, ...]:
+        """Every file of a library the index has a row for (asked only when a frame's file may have moved)."""
+        rows = self._db.execute("SELECT path FROM file WHERE library = ?", (library,)).fetchall()
+        return tuple(r[0] for r in rows)
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 -- one index per process, rows are immutable
     def file(self, library: str, path: str) -> dict[str, Any] | None:
@@ -331,7 +340,7 @@ def _installed(
     return None
 
 
-def _change(event: dict[str, Any], releases: list[str], close: str, confidence: str) -> Change:
+def _change(event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "") -> Change:
     return Change(
         releases[event["r"]],
         str(event["f"]),
@@ -341,6 +350,58 @@ def _change(event: dict[str, Any], releases: list[str], close: str, confidence: 
         str(event.get("s", "")),
         close,
         confidence,
+        moved_to,
+    )
+
+
+def _moved(
+    index: _Index,
+    frame: Frame,
+    lib: _Library,
+    row: dict[str, Any] | None,
+    path: str,
+    installed: _Installed,
+    inner: bool,
+) -> FrameHistory | None:
+    """The later changes of the frame's function after its file moved.
+
+    diffusers 0.25 moved ``models/unet_2d_condition.py`` to ``models/unets/``: a fix made after the move is in a file
+    of another path. Looked for only under strict conditions, so that a same-named function elsewhere is never
+    taken for the frame's: exactly one other indexed file has the frame's file name, it did not exist yet in the
+    installed release, the frame's own file is gone from the newest release (when the index knows), and a function
+    of the frame's name in it changed later.
+    """
+    at = installed.at
+    if at is None or not frame.function:
+        return None
+    releases = list(lib.releases)
+    if row is not None and "l" in row and row["l"][-1][1] is not None:
+        return None  # the frame's file is still there: nothing moved
+    name = path.rsplit("/", 1)[-1]
+    others = [p for p in index.paths(lib.name) if p != path and p.rsplit("/", 1)[-1] == name]
+    if len(others) != 1:
+        return None
+    other_row = index.file(lib.name, others[0])
+    if other_row is None or _hashes_at(other_row, max(at, 0), len(releases)):
+        return None  # it existed beside the frame's file: another function of the same name, not this one
+    events = [e for e in other_row.get("e", []) if str(e["f"]).rsplit(".", 1)[-1] == frame.function and e["r"] > at]
+    if not events:
+        return None
+    code = frame.code.strip()
+    changes = []
+    for event in events:
+        close = "line" if code and code in event["old"] else "function"
+        changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner), "low"), others[0]))
+    return FrameHistory(
+        lib.name,
+        path,
+        frame.line,
+        frame.function,
+        frame.code,
+        installed.version,
+        installed.source,
+        tuple(releases[i] for i in installed.matching),
+        tuple(changes),
     )
 
 
@@ -433,15 +494,14 @@ def fix_history(
     index = open_index(folder)
     if index is None:
         return ()
-    located: list[tuple[Frame, str, str, bool, dict[str, Any]]] = []
+    located: list[tuple[Frame, str, str, bool, dict[str, Any] | None]] = []
     for frame in reversed(tuple(frames)):
         place = _locate(frame, index.packages)
-        row = index.file(place[0], place[1]) if place else None
-        if place is not None and row is not None:
-            located.append((frame, *place, row))
+        if place is not None:
+            located.append((frame, *place, index.file(place[0], place[1])))
     installed: dict[str, _Installed | None] = {}
     for library in dict.fromkeys(item[1] for item in located):
-        rows = [(frame, row) for frame, lib, _, _, row in located if lib == library]
+        rows = [(frame, row) for frame, lib, _, _, row in located if lib == library and row is not None]
         state = _installed(index.libraries[library], rows, versions.get(library))
         checkout = not all(site for _, lib, _, site, _ in located if lib == library)
         installed[library] = None if state is None or (checkout and not state.matching) else state
@@ -449,11 +509,11 @@ def fix_history(
     seen: set[tuple[str, str, str]] = set()
     for depth, (frame, library, path, _, row) in enumerate(located):
         known = installed[library]
-        found = (
-            _frame_history(frame, index.libraries[library], path, row, known, inner=not out and depth < 3)
-            if known
-            else None
-        )
+        lib = index.libraries[library]
+        inner = not out and depth < 3
+        found = _frame_history(frame, lib, path, row, known, inner) if known and row is not None else None
+        if found is None and known is not None:
+            found = _moved(index, frame, lib, row, path, known, inner)
         key = (library, path, found.changes[0].function) if found else ("", "", "")
         if found is not None and key not in seen:
             seen.add(key)

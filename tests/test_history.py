@@ -293,6 +293,7 @@ def _dev_cases() -> list[tuple[str, dict[str, object]]]:
 _DEV_EXPECTED = {
     "ace-step-219": ("diffusers", "0.33.0", "line"),
     "deepspeed-7636": ("deepspeed", "0.18.1", "line"),
+    "deepspeed-7653": ("deepspeed", "0.18.1", "line"),
     "diffusers-7854": ("diffusers", "0.28.0", "near"),
     "liger-603": ("liger-kernel", "0.6.2", "function"),
     "peft-1495": None,
@@ -312,3 +313,58 @@ def test_dev_case(name: str, case: dict[str, object]) -> None:
         assert (mine[0].library, change.release, change.closeness) == expected
         if case["fixed_in"] is None:  # no release fixed it: never a claim on the failing line or next to it
             assert change.closeness not in ("line", "near")
+
+
+# ------------------------------------------------------------------ a file that moved before the fix was made
+
+_M1 = """import torch
+
+
+def blend(x, w):
+    y = x * w
+    return torch.matmul(y, w)
+"""
+# 1.1.0 moves fixlib/old/mix.py to fixlib/new/mix.py unchanged; 1.2.0 casts w there. A second module keeps its own
+# blend() in place the whole time: a same-named function that must never be taken for the moved one.
+_M12 = _M1.replace("torch.matmul(y, w)", "torch.matmul(y, w.to(y.dtype))")
+_OTHER = _M1.replace("y = x * w", "y = x + w")
+
+
+@pytest.fixture(scope="module")
+def moved_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    wheels = tmp_path_factory.mktemp("moved")
+    layout = {
+        "1.0.0": {"fixlib/old/mix.py": _M1, "fixlib/keep.py": _OTHER},
+        "1.1.0": {"fixlib/new/mix.py": _M1, "fixlib/keep.py": _OTHER},
+        "1.2.0": {"fixlib/new/mix.py": _M12, "fixlib/keep.py": _OTHER.replace("y = x + w", "y = (x + w).float()")},
+    }
+    archives = {}
+    for version, files in layout.items():
+        path = wheels / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            for name, text in files.items():
+                zf.writestr(name, text)
+        archives[version] = path
+    out = tmp_path_factory.mktemp("index")
+    write_index(out, build_from_archives(_LIB, archives, []), [])
+    return out
+
+
+def test_a_fix_made_after_the_file_moved_is_found_in_its_new_file(moved_index: Path) -> None:
+    frame = Frame("/venv/lib/python3.11/site-packages/fixlib/old/mix.py", 6, "blend", "return torch.matmul(y, w)")
+    old = {"fixlib": PackageVersion("fixlib", "1.0.0", "freeze")}
+    (found,) = fix_history([frame], old, folder=str(moved_index))
+    (change,) = found.changes
+    assert (change.release, change.closeness, change.moved_to) == ("1.2.0", "line", "fixlib/new/mix.py")
+    report = Report(incident_from(""), (), history=(found,))
+    assert "(the code has since moved to `fixlib/new/mix.py`)" in "\n".join(history_lines(report, "en"))
+    assert "这段代码之后移到了 `fixlib/new/mix.py`" in "\n".join(history_lines(report, "zh"))
+    assert history_json(report)[0]["changes"][0]["moved_to"] == "fixlib/new/mix.py"
+
+
+def test_a_same_named_function_in_a_file_that_stayed_is_not_taken_for_a_moved_one(moved_index: Path) -> None:
+    # keep.py's blend changed in 1.2.0 too, but keep.py never moved: a frame in a file the index does not know gets
+    # no answer from keep.py (two candidates would be ambiguous; one that existed beside it is another function)
+    frame = Frame("/venv/lib/python3.11/site-packages/fixlib/gone/keep.py", 6, "blend", "return torch.matmul(y, w)")
+    old = {"fixlib": PackageVersion("fixlib", "1.0.0", "freeze")}
+    assert fix_history([frame], old, folder=str(moved_index)) == ()
