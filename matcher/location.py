@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from .hints import Hint, find_hints
 from .incident import Incident
@@ -100,13 +99,15 @@ class _Rules:
 
 @functools.cache
 def load_rules() -> _Rules:
-    """The operand roles shipped with dtypefix (read once; the file is part of the installed package)."""
+    """The operand roles shipped with dtypefix (read once; the file is part of the installed package).
+
+    They are written in ``census/operands.yaml`` and read from ``operands.json`` beside it, which ``dtypefix docs``
+    generates from it (``docs --check`` fails when it is stale): this runs on every explanation that reaches a
+    location, and importing PyYAML and parsing the YAML cost about 15 ms of a cold start."""
     import dtypefix.census  # a package of data; the file sits beside its __init__ (editable install or wheel)
 
     # Path, not importlib.resources: that would import zipfile on every start-up for a file that is never zipped.
-    text = (Path(dtypefix.census.__file__).parent / "operands.yaml").read_text(encoding="utf-8")
-    # The C loader when PyYAML has it: this runs on every explanation that reaches a location.
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = json.loads((Path(dtypefix.census.__file__).parent / "operands.json").read_text(encoding="utf-8"))
     rules = tuple(
         OperandRule(r["id"], lazy_regex(r["pattern"]), r["op"], tuple(dict(o) for o in r["operands"]))
         for r in data["rules"]
