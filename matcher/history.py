@@ -466,9 +466,17 @@ def _frame_history(
 _RANK = {"line": 0, "near": 1, "function": 2, "file": 3}
 
 
+def _after(release: str, installed: str) -> bool:
+    try:
+        return Version(release) > Version(installed.split("+", 1)[0])
+    except InvalidVersion:
+        return True
+
+
 def best_change(frame: FrameHistory) -> Change:
-    """The change closest to the failing line; the earliest release among equals."""
-    return min(frame.changes, key=lambda c: _RANK[c.closeness])
+    """The change closest to the failing line; among equals one surely after the installed release (not one inside
+    the range the lines match), then the earliest."""
+    return min(frame.changes, key=lambda c: (_RANK[c.closeness], not _after(c.release, frame.installed)))
 
 
 def shown(history: tuple[FrameHistory, ...], count: int = 2) -> tuple[FrameHistory, ...]:
