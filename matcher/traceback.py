@@ -109,6 +109,9 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
 # "│ /path/to/file.py:197 in backward   │" inside a box headed "╭── Traceback (most recent call last) ──╮".
 _RICH_FRAME = lazy_regex(r"^[│┃]\s*(?P<file>\S+?\.py):(?P<line>\d+) in (?P<function>[^\s│┃]+)\s*[│┃]?\s*$")
 _BOX_LINE = lazy_regex(r"^[│┃╭╰┏┗]")
+# The line that raised, marked in the box: "│ ❱ 576 │   │   z = self.post_quant_conv(z)     │" (the inner bars are
+# rich's indentation guides); kept as the frame's source line, which says which release the file is from.
+_RICH_CURRENT = lazy_regex(r"^[│┃]\s*❱\s*\d+\s*(?:[│┃]\s{0,3})*(?P<code>.*?)\s*[│┃]?\s*$")
 
 
 def _unbox_rich(text: str) -> str:
@@ -123,6 +126,8 @@ def _unbox_rich(text: str) -> str:
             frame = _RICH_FRAME.match(line)
             if frame:
                 out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"]}')
+            elif (current := _RICH_CURRENT.match(line)) and current["code"] and out and out[-1].startswith("  File "):
+                out.append(f"    {current['code']}")
     return "\n".join(out)
 
 
@@ -132,6 +137,9 @@ def _unbox_rich(text: str) -> str:
 _IPYTHON_HEADER = lazy_regex(r"^\w+\s{2,}Traceback \(most recent call last\)[ \t]*$", re.MULTILINE)
 _IPYTHON_FRAME = lazy_regex(r"^File (?P<file>\S+?\.py):(?P<line>\d+), in (?P<function>[\w.<>]+)")
 _IPYTHON_CELL = lazy_regex(r"^(?:Cell In ?\[\d*\]|Input In \[\d*\]), line (?P<line>\d+)")
+# The arrow marks the line that raised ("--> 1501     return forward_call(*args, **kwargs)"): kept as the frame's
+# source line, which says which release the file is from.
+_IPYTHON_CURRENT = lazy_regex(r"^-*> ?\d+\s+(?P<code>\S.*?)\s*$")
 
 
 def _plain_ipython(text: str) -> str:
@@ -144,7 +152,10 @@ def _plain_ipython(text: str) -> str:
             out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"].rsplit(".", 1)[-1]}')
         elif cell := _IPYTHON_CELL.match(line):
             out.append(f'  File "<cell>", line {cell["line"]}, in <module>')
-        elif not line.startswith(("----> ", "--> ", "-> ")) and not re.match(r"^\s+\d+ ", line):
+        elif current := _IPYTHON_CURRENT.match(line):
+            if out and out[-1].startswith("  File "):
+                out.append(f"    {current['code']}")
+        elif not re.match(r"^\s+\d+ ", line) and not re.match(r"^\s+\(\.\.\.\)\s*$", line):
             out.append(line)
     return "\n".join(out)
 
