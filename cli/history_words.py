@@ -56,6 +56,11 @@ _WORDS: dict[str, tuple[str, str]] = {
         "no version given, and the lines in this traceback match {lib} {range}",
         "输入里没有版本号，traceback 中的代码行与 {lib} {range} 一致",
     ),
+    "have.text": (
+        "no version given; the failing lines' text (not their line numbers: a source checkout or an edited copy) is "
+        "that of {lib} {range}",
+        "输入里没有版本号；出错行的内容与 {lib} {range} 一致，但行号对不上（源码安装或改过的副本）",
+    ),
     "high": ("high", "高"),
     "medium": ("medium", "中"),
     "low": ("low", "低"),
@@ -97,8 +102,8 @@ def _range(frame: FrameHistory) -> str:
 
 
 def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
-    if frame.installed_from == "lines":
-        have = _w("have.lines", lang, lib=frame.library, range=_range(frame))
+    if frame.installed_from in ("lines", "text"):
+        have = _w(f"have.{frame.installed_from}", lang, lib=frame.library, range=_range(frame))
     else:
         have = _w("have.versions", lang, version=frame.installed)
     moved = _w("moved", lang, path=change.moved_to) if change.moved_to else ""
@@ -196,7 +201,7 @@ def history_schema() -> dict[str, Any]:
             "line": {"type": "integer"},
             "function": {"type": "string"},
             "installed": {"type": "string"},
-            "installed_from": {"enum": ["versions", "lines"]},
+            "installed_from": {"enum": ["versions", "lines", "text"]},
             "matching_releases": {**strings, "maxItems": 2},
             "changes": {"type": "array", "items": change},
         },

@@ -17,7 +17,7 @@ import re
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,9 @@ class FrameHistory:
     """The installed release: from the input's versions, else the newest release whose lines match (``matching``
     then holds the whole range, and a change inside it is named with low confidence)."""
     installed_from: str
-    """``versions`` (a freeze, listing or banner said it) or ``lines`` (the frames' line texts matched)."""
+    """``versions`` (a freeze, listing or banner said it), ``lines`` (the frames' line texts matched at their line
+    numbers) or ``text`` (only the failing lines' text matched, at other numbers: a source checkout or an edited
+    copy)."""
     matching: tuple[str, ...]
     """Releases whose file has this frame's line text at its line number (empty when not checked)."""
     changes: tuple[Change, ...]
@@ -184,9 +186,14 @@ def _locate(frame: Frame, packages: Mapping[str, str]) -> tuple[str, str, bool] 
     site = list(_SITE.finditer(file))
     tail = file[site[-1].end() :] if site else file
     parts = tail.split("/")
-    for i, part in enumerate(parts):
-        if part in packages and (site or i > 0) and parts[-1].endswith(".py"):
-            return packages[part], "/".join(parts[i:]), bool(site)
+    if not parts[-1].endswith(".py"):
+        return None
+    # Under site-packages the package is the first folder; in a checkout (``/code/diffusers/src/diffusers/...``)
+    # the repository folder often has the package's name too, so the innermost folder of that name is the package.
+    order = range(len(parts)) if site else range(len(parts) - 1, 0, -1)
+    for i in order:
+        if parts[i] in packages:
+            return packages[parts[i]], "/".join(parts[i:]), bool(site)
     return None
 
 
@@ -217,6 +224,27 @@ def _matching_releases(row: dict[str, Any], frame: Frame, count: int) -> list[in
     out: list[int] = []
     for first, after, hashes in _versions(row, count):
         if hashes is not None and 0 < frame.line <= len(hashes) and hashes[frame.line - 1] == wanted:
+            out.extend(range(first, after))
+    return out
+
+
+def _text_releases(row: dict[str, Any], frame: Frame, count: int) -> list[int]:
+    """Releases whose copy of the frame's function has the frame's line text somewhere, at whatever line number.
+
+    The fallback when no release has it at the printed line number: a source checkout between two releases or an
+    edited install prints its own numbering, but the line that failed is still a release's line.
+    """
+    code = frame.code.strip()
+    if len(code) < _MIN_TEXT or not frame.function:
+        return []
+    wanted = line_hash(code)
+    names = {str(e["f"]) for e in row.get("e", []) if str(e["f"]).rsplit(".", 1)[-1] == frame.function}
+    out: list[int] = []
+    for first, after, hashes in _versions(row, count):
+        if hashes is None:
+            continue
+        spans = [s for n, s in _span_at(row, first).items() if n in names]
+        if any(wanted in hashes[start - 1 : end] for start, end in spans):
             out.extend(range(first, after))
     return out
 
@@ -328,7 +356,11 @@ def _installed(
     that do are combined: the releases all of them match, or the innermost one's when they disagree.
     """
     releases = list(lib.releases)
+    source = "lines"
     sets = [m for m in (_matching_releases(row, frame, len(releases)) for frame, row in rows) if m]
+    if not sets and given is None:
+        source = "text"  # no release has these lines at these numbers: look for the failing lines' text alone
+        sets = [m for m in (_text_releases(row, frame, len(releases)) for frame, row in rows) if m]
     matching: list[int] = []
     if sets:
         common = set(sets[0]).intersection(*sets[1:])
@@ -336,7 +368,7 @@ def _installed(
     if given is not None:
         return _Installed(_release_index(releases, given.version), given.version, "versions", tuple(matching))
     if matching:
-        return _Installed(max(matching), releases[max(matching)], "lines", tuple(matching))
+        return _Installed(max(matching), releases[max(matching)], source, tuple(matching))
     return None
 
 
@@ -425,6 +457,19 @@ def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str])
     return [_change(event, releases, "file", "low") for _, event in ordered[:2]]
 
 
+def _renumbered(row: dict[str, Any], frame: Frame, at: int, count: int) -> Frame:
+    """The frame at the line its text has in the release ``at`` (inside a function of its name), for a traceback
+    printed from a copy with its own numbering; unchanged when the text is not found."""
+    wanted = line_hash(frame.code.strip())
+    hashes = _hashes_at(row, max(at, 0), count)
+    for name, (start, end) in _span_at(row, max(at, 0)).items():
+        if name.rsplit(".", 1)[-1] == frame.function:
+            for number in range(start, min(end, len(hashes)) + 1):
+                if hashes[number - 1] == wanted:
+                    return replace(frame, line=number)
+    return frame
+
+
 def _frame_history(
     frame: Frame, lib: _Library, path: str, row: dict[str, Any], installed: _Installed, inner: bool
 ) -> FrameHistory | None:
@@ -435,15 +480,16 @@ def _frame_history(
     # Lines that match several releases leave the user anywhere in that range: a change inside the range (the
     # failing line itself stayed the same) may be one they lack; it is named, with low confidence, and the words
     # state the range.
-    since = min(installed.matching) if installed.source == "lines" else at
-    function = _function_at(row, frame, at)
+    since = min(installed.matching) if installed.source in ("lines", "text") else at
+    probe = _renumbered(row, frame, at, len(releases)) if installed.source == "text" else frame
+    function = _function_at(row, probe, at)
     changes: list[Change] = []
     if function:
         span = _span_at(row, max(at, 0)).get(function)
         hashes = _hashes_at(row, max(at, 0), len(releases))
         for event in row["e"]:
             if event["f"] == function and event["r"] > since:
-                close = _closeness(event, frame, span, hashes)
+                close = _closeness(event, probe, span, hashes)
                 sure = event["r"] > at
                 changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner and sure), "low")))
     elif not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"]):

@@ -253,6 +253,18 @@ def test_a_source_checkout_is_answered_only_when_its_lines_match_a_release(blur_
     assert fix_history([edited], old, folder=str(blur_index)) == ()
 
 
+def test_a_checkout_numbered_its_own_way_is_matched_by_the_failing_lines_text(blur_index: Path) -> None:
+    # the repository folder has the package's name too (/code/fixlib/src/fixlib/...); two lines were added above
+    moved = Frame("/code/fixlib/src/fixlib/blur.py", _line(_B1, "return y * 2") + 2, "pad", "return y * 2")
+    (found,) = fix_history([moved], {}, folder=str(blur_index))
+    assert (found.path, found.installed_from, found.matching) == ("fixlib/blur.py", "text", ("1.0.0", "1.1.0"))
+    (change,) = found.changes
+    assert (change.release, change.closeness) == ("1.1.0", "near")  # measured where the text is, not line 24
+    report = Report(incident_from(""), (), history=(found,))
+    assert "not their line numbers" in "\n".join(history_lines(report, "en"))
+    assert "行号对不上" in "\n".join(history_lines(report, "zh"))
+
+
 def test_first_screen_names_the_frame_whose_line_changed_before_a_neighbour(blur_index: Path) -> None:
     frames = [_blur("return y * 2", "pad"), _blur("return torch.conv2d(x, self.k)", "forward")]
     found = fix_history(frames, {}, folder=str(blur_index))
@@ -288,15 +300,16 @@ def _dev_cases() -> list[tuple[str, dict[str, object]]]:
     return [(p.stem, yaml.safe_load(p.read_text(encoding="utf-8"))) for p in sorted(DEV.glob("*.yaml"))]
 
 
-# The answers the shipped index gives today; a case that regresses fails here (peft-1495's lines come from a
-# checkout between two releases and match none: no answer is the honest one).
+# The answers the shipped index gives today; a case that regresses fails here. peft-1495 and diffusers-8391 come
+# from checkouts between two releases: their line numbers match no release, their failing lines' text does.
 _DEV_EXPECTED = {
     "ace-step-219": ("diffusers", "0.33.0", "line"),
     "deepspeed-7636": ("deepspeed", "0.18.1", "line"),
     "deepspeed-7653": ("deepspeed", "0.18.1", "line"),
     "diffusers-7854": ("diffusers", "0.28.0", "near"),
     "liger-603": ("liger-kernel", "0.6.2", "function"),
-    "peft-1495": None,
+    "peft-1495": ("peft", "0.9.0", "near"),
+    "diffusers-8391": ("diffusers", "0.33.0", "line"),
 }
 
 
