@@ -307,6 +307,7 @@ _DEV_EXPECTED = {
     "deepspeed-7636": ("deepspeed", "0.18.1", "line"),
     "deepspeed-7653": ("deepspeed", "0.18.1", "line"),
     "diffusers-7854": ("diffusers", "0.28.0", "near"),
+    "diffusers-10125": ("diffusers", "0.32.0", "near"),
     "liger-603": ("liger-kernel", "0.6.2", "function"),
     "peft-1495": ("peft", "0.9.0", "near"),
     "diffusers-8391": ("diffusers", "0.33.0", "line"),
