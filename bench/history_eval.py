@@ -7,7 +7,11 @@ report's ``fixed_in``. "With a freeze" passes the version the reporter stated (`
 log are read in both runs, as dtypefix always does. A report whose bug no release fixed (``fixed_in: null``) is
 counted apart: there the answer must not claim a change to the failing line or next to it.
 
-Run:  python bench/history_eval.py [--sample tests/blind22]   (the development set: --sample tests/data/history_dev)
+A report whose file says ``excluded:`` (why) is left out and counted: it became known to the work before the
+measurement (for instance it was also picked as a development case).
+
+Run:  python bench/history_eval.py [--sample tests/blind22 [--sample tests/blind22b]] [-v]
+      (the development set: --sample tests/data/history_dev)
 """
 
 from __future__ import annotations
@@ -34,14 +38,19 @@ def _right(answer: list[tuple[str, str, str]], library: str, fixed_in: object) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=Path, default=Path(__file__).resolve().parent.parent / "tests" / "blind22")
+    parser.add_argument("--sample", type=Path, action="append", help="a sample folder (repeatable; tests/blind22)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
+    samples = args.sample or [Path(__file__).resolve().parent.parent / "tests" / "blind22"]
     rows = []
-    for path in sorted(args.sample.glob("*.yaml")):
+    excluded = []
+    for path in sorted(p for sample in samples for p in sample.glob("*.yaml")):
         case = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if case.get("excluded"):
+            excluded.append(f"{path.parent.name}/{path.stem}: {case['excluded']}")
+            continue
         plain = _answer(explain(case["log"]).history)
-        frozen = _answer(explain(case["log"], freeze=case.get("freeze", "")).history)
+        frozen = _answer(explain(case["log"], freeze=case.get("freeze") or "").history)
         rows.append((path.stem, case, plain, frozen))
     fixed = [r for r in rows if r[1]["fixed_in"] is not None]
     n = len(fixed)
@@ -57,7 +66,9 @@ def main() -> None:
     if unfixed:
         honest = sum(_right(p, c["library"], None) and _right(f, c["library"], None) for _, c, p, f in unfixed)
         print(f"reports no release fixed: {len(unfixed)}, answered without a false claim: {honest}")
-    print(f"reports: {n} ({stated} state the installed version)")
+    print(f"reports: {n} ({stated} state the installed version); left out: {len(excluded)}")
+    for line in excluded:
+        print(f"  left out {line}")
     print(f"right without a freeze: {right_plain}/{n} = {right_plain / n:.0%}")
     print(f"right with a freeze:    {right_frozen}/{n} = {right_frozen / n:.0%}")
 
