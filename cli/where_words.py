@@ -61,6 +61,13 @@ _WORDS: dict[str, tuple[str, str]] = {
         "出错的是 {name}{version} 自己的代码，不是你的：先看升级 {name} 能否解决，或者 {name} 有没有控制运行 dtype "
         "的设置；在那之前让这部分在同一个 dtype 下运行。",
     ),
+    "fix.package.device": (
+        "the failing line is in {name}{version}, not in your code: first see whether a newer {name} fixes it "
+        "(upgrade) or whether {name} has a setting for the device it places this on; until then keep what you hand "
+        "it on one device.",
+        "出错的是 {name}{version} 自己的代码，不是你的：先看升级 {name} 能否解决，或者 {name} 有没有控制放置设备"
+        "的设置；在那之前让你传给它的东西都在同一个设备上。",
+    ),
     "fix.package.input": (
         "the failing line is in {name}{version}, but `{expression}` on {value} is what your code hands it from "
         "`{caller}`: move that tensor to {target} there, before the call.",
@@ -221,7 +228,8 @@ def _operand(operand: Operand, location: Location, lang: str) -> str:
     origin = _w(f"origin.{operand.origin}", lang) if operand.origin in ("warning", "log") else ""
     comma = "，" if lang == "zh" else ", "
     details = comma.join(p for p in (label, origin, value) if p)
-    if not operand.expression and location.site is not None and not location.in_torch:
+    # A side the op requires (int64 class indices) is no expression of the line: nothing is missing there.
+    if not operand.expression and operand.role != "required" and location.site is not None and not location.in_torch:
         details = comma.join(p for p in (details, _w("untied", lang)) if p)
     sep = "（" if lang == "zh" else " ("
     end = "）" if lang == "zh" else ")"
@@ -270,7 +278,8 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
 def _first_step(location: Location, lang: str) -> str:
     """The step that fits whose code the failing line is (issue 20, section 3)."""
     site = location.site
-    if site is None or location.in_torch:
+    # A library's check of the user's own settings (fp16 and bf16 both set): the entry's fix says which to change.
+    if site is None or location.in_torch or location.op == "config":
         return ""
     owner = site.owner
     cast = _cast(location)
@@ -299,7 +308,8 @@ def _first_step(location: Location, lang: str) -> str:
                 caller=where,
                 target=keep.value,
             )
-        return _w("fix.package", lang, name=owner.name, version=version)
+        device = any(o.kind == "device" for o in location.operands)
+        return _w("fix.package.device" if device else "fix.package", lang, name=owner.name, version=version)
     return ""
 
 

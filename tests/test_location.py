@@ -296,3 +296,22 @@ RuntimeError: result type Float can't be cast to the desired output type Long
 )  # fmt: skip
 def test_more_hints(line: str, key: str, value: str, other_value: str) -> None:
     assert [(h.key, h.value, h.other_value) for h in find_hints(line)] == [(key, value, other_value)]
+
+
+def test_a_required_side_is_not_missing_from_the_line() -> None:
+    location = locate(build_incident((H100 / "h100-torch-ce-float-labels.log").read_text(encoding="utf-8")))
+    en = "\n".join(where_lines(location, "en"))
+    assert "`labels` (target, float32) · expected (int64)\n" in en + "\n"
+
+
+def test_a_library_line_with_devices_gets_a_device_step() -> None:
+    location = locate(build_incident((H100 / "h100-dev-meta-to-cuda.log").read_text(encoding="utf-8")))
+    en = "\n".join(where_lines(location, "en"))
+    assert "keep what you hand it on one device" in en and "one dtype" not in en
+    assert "让你传给它的东西都在同一个设备上" in "\n".join(where_lines(location, "zh"))
+
+
+def test_a_settings_check_gets_no_generic_library_step() -> None:
+    location = locate(build_incident((H100 / "h100-trainer-fp16-and-bf16.log").read_text(encoding="utf-8")))
+    assert location is not None and location.op == "config"
+    assert not any("First step here" in line for line in where_lines(location, "en"))
