@@ -128,7 +128,18 @@ _DTYPES = {
     "float64": "float64",
     "long": "int64",
     "int": "int32",
+    "short": "int16",
+    "char": "int8",
+    "byte": "uint8",
+    "unsigned char": "uint8",
+    "bool": "bool",
+    # Triton's names
+    "fp16": "float16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "bf16": "bfloat16",
 }
+_DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 
@@ -142,7 +153,9 @@ def readable_value(value: str) -> str:
     if match := _TYPE_STRING.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])
         return f"{dtype} ({match['device'].lower()})"
-    return _DTYPES.get(value.lower().removeprefix("torch."), value)
+    if value.lower() in _DEVICES:
+        return value.lower()  # the backend names of torch 1.x: CUDA, CPU
+    return _DTYPES.get(value.lower().removeprefix("torch."), value.removeprefix("torch."))
 
 
 def site_words(site: Site, lang: str) -> str:
@@ -182,6 +195,9 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "first input": ("first input", "第一个输入"),
     "second input": ("second input", "第二个输入"),
     "first parameter": ("first parameter", "第一个参数张量"),
+    "one parameter": ("one parameter", "一个参数张量"),
+    "FSDP mesh": ("FSDP mesh", "FSDP 的 mesh"),
+    "compiled for": ("compiled for", "编译时的类型"),
     "another parameter": ("another parameter", "另一个参数张量"),
     "parameters": ("parameters", "参数"),
     "inputs": ("inputs", "输入"),

@@ -109,6 +109,8 @@ class _Rules:
     """torch file suffix -> (op, roles of the module call's positional arguments)."""
     copies_to: dict[str, str]
     """Methods that copy a tensor to a fixed device (``tolist`` -> ``cpu``): the destination side of a copy."""
+    scalar_types: dict[str, str]
+    """``c10::ScalarType`` names by number, for messages that print the number."""
 
 
 @functools.cache
@@ -131,14 +133,22 @@ def load_rules() -> _Rules:
         path: (spec, ("input",)) if isinstance(spec, str) else (spec["op"], tuple(spec["arguments"]))
         for path, spec in data["modules"].items()
     }
-    return _Rules(rules, dict(data["methods"]), calls, modules, dict(data.get("copies_to", {})))
+    copies_to = dict(data.get("copies_to", {}))
+    scalar_types = {str(k): v for k, v in data.get("scalar_types", {}).items()}
+    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types)
 
 
 _PREFIX = lazy_regex(r"^(?:struct\s+)?(?:c10::|at::)")
+_DEVICE_REPR = lazy_regex(r"^device\(type='(?P<type>\w+)'(?:, index=(?P<index>\d+))?\)$")
 
 
 def _clean(value: str) -> str:
-    return _PREFIX.sub("", value.strip())
+    """A value as torch prints it today: ``c10::``/``struct`` prefixes removed, ``device(type='cuda', index=0)`` as
+    ``cuda:0``."""
+    value = _PREFIX.sub("", value.strip())
+    if device := _DEVICE_REPR.match(value):
+        return f"{device['type']}:{device['index']}" if device["index"] else device["type"]
+    return value
 
 
 def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tuple[Operand, ...]]:
@@ -166,6 +176,8 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
             role = arguments.get(role, role)
             value = _clean(groups[spec["group"]]) if spec.get("group") in groups else spec.get("value", "")
             value = value.format(**groups) if "{" in value else value
+            if spec.get("numbered"):
+                value = tables.scalar_types.get(value, "")
             origin = "message"
             hint = next((h for h in hints if h.key == spec.get("hint")), None)
             if not value and hint is not None:
