@@ -302,19 +302,27 @@ def _tie(
     if binary is not None:
         return binary[0], "", (_tied(operands, binary[1]), binary[2])
     entered = below.function if below is not None else ""
-    node = _call_node(frame.marked or frame.code, entered) or _call_node(frame.code, entered)
-    if node is None:
+    parsed = _call_node(frame.marked or frame.code, entered) or _call_node(frame.code, entered)
+    if parsed is None:
         assigned = _subscript_assignment(frame.code)
         if assigned is None:
             return "", "", (operands, "")
         # ``buf[idx] = scores`` is index_put_(buf, (idx,), scores): destination, indices, source.
         roles = {"self": assigned[0], "indices": assigned[1], "source": assigned[2]}
         return frame.code, "", (tuple(_with_expression(o, roles) for o in operands), "index_put")
+    node, source = parsed
+
+    def text(part: ast.AST) -> str:
+        # As the user wrote it (``-1e9``, ``"cuda"``), where the parsed line still holds it.
+        return ast.get_source_segment(source, part) or _unparse(part)
+
     tables = load_rules()
-    call_text = _unparse(node)
+    call_text = text(node)
     name, receiver = _callee(node.func)
-    args = [_unparse(a) for a in node.args if not isinstance(a, ast.Starred)]
-    keywords = {k.arg: _unparse(k.value) for k in node.keywords if k.arg}
+    if isinstance(node.func, ast.Attribute):
+        receiver = text(node.func.value)
+    args = [text(a) for a in node.args if not isinstance(a, ast.Starred)]
+    keywords = {k.arg: text(k.value) for k in node.keywords if k.arg}
     by_role: dict[str, str] = {}
     module = ""
     module_op, module_roles = _module_op(deeper, tables)
@@ -426,22 +434,24 @@ def _module_op(deeper: list[Frame], tables: _Rules) -> tuple[str, tuple[str, ...
     return "", ()
 
 
-def _call_node(code: str, entered: str = "") -> ast.Call | None:
-    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets); the
-    call named ``entered`` when there is one (the next frame is that function: ``nn.Linear(16, 4).to(device)``
-    failed in ``to``, not in the constructor)."""
+def _call_node(code: str, entered: str = "") -> tuple[ast.Call, str] | None:
+    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets), and the
+    text it was parsed from; the call named ``entered`` when there is one (the next frame is that function:
+    ``nn.Linear(16, 4).to(device)`` failed in ``to``, not in the constructor)."""
     text = code.strip()
     if not text or len(text) > 2000:
         return None
     for head in ("return ", "yield ", "await "):
         text = text.removeprefix(head)
     for suffix in ("", ")", "))", ")))"):
+        source = text.rstrip(",") + suffix
         try:
-            tree = ast.parse(text.rstrip(",") + suffix)
+            tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
         named = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and entered and _callee(n.func)[0] == entered]
-        return named[0] if named else _first_call(tree)
+        node = named[0] if named else _first_call(tree)
+        return (node, source) if node is not None else None
     return None
 
 

@@ -205,7 +205,7 @@ SIDES = {
     "dev-nccl-allreduce-cpu-tensor": [("tensor", "cpu", "loss_for_logging", "message"), ("process group", "cuda", "", "log")],
     "dev-meta-forward": [("tensor", "meta", "next_tokens", "message"), ("destination", "cpu", "next_tokens.tolist()", "line")],
     # transformers' `to` only forwards *args/**kwargs: the user's `model.to("cuda")` is tied instead.
-    "dev-meta-to-cuda": [("tensor", "meta", "model", "message"), ("destination", "cuda", "'cuda'", "line")],
+    "dev-meta-to-cuda": [("tensor", "meta", "model", "message"), ("destination", "cuda", '"cuda"', "line")],
     "torch-gradscaler-fp16-params": [("gradients", "float16", "", "message"), ("expected", "float32", "", "message")],
     "torch-gradscaler-bf16-params": [("gradients", "bfloat16", "", "message"), ("expected", "float32", "", "message")],
     "dev-optimizer-state-wrong-device": [("first tensor", "cuda:0", "", "message"), ("second tensor", "cpu", "", "message")],
