@@ -334,6 +334,8 @@ def _tie(
             target += "[…]"  # a layer inside a Sequential / ModuleList: which one, the frames do not say
         for role, arg in zip(module_roles, args, strict=False):
             by_role[role] = arg
+        if args:
+            by_role.setdefault("input", args[0])  # what the module's own F.linear / conv receives first
         for role, value in keywords.items():
             by_role.setdefault(role, value)
         by_role["weight"] = f"{target}.weight"
@@ -367,9 +369,12 @@ def _destination(operands: tuple[Operand, ...], copies_to: str) -> tuple[Operand
     or a device literal (``.to("cuda")``)."""
     done = []
     for o in operands:
-        literal = _DEVICE_LITERAL.match(o.expression.strip()) if o.kind == "device" and o.expression else None
-        if o.kind == "device" and not o.value and o.expression and (copies_to or literal):
-            o = replace(o, value=copies_to or (literal["device"] if literal else ""), origin="line")
+        if o.kind == "device" and not o.value and o.expression:
+            literal = _DEVICE_LITERAL.match(o.expression.strip())
+            if copies_to and o.role == "device":
+                o = replace(o, value=copies_to, origin="line")
+            elif literal:
+                o = replace(o, value=literal["device"], origin="line")
         done.append(o)
     return tuple(done)
 
