@@ -315,3 +315,14 @@ def test_a_settings_check_gets_no_generic_library_step() -> None:
     location = locate(build_incident((H100 / "h100-trainer-fp16-and-bf16.log").read_text(encoding="utf-8")))
     assert location is not None and location.op == "config"
     assert not any("First step here" in line for line in where_lines(location, "en"))
+
+
+def test_caret_markers_pick_the_binary_operation() -> None:
+    """Python 3.12 underlines ``grad_y.t() @ h`` (``~~~^~~``) on a line that also holds an assignment and a comment."""
+    text = (H100 / "h100-autograd-fn-autocast-no-custom-fwd.log").read_text(encoding="utf-8")
+    location = locate(build_incident(text))
+    assert location is not None and location.call == "grad_y.t() @ h"
+    assert [(o.argument, readable_value(o.value), o.expression) for o in location.operands] == [
+        ("mat1", "float32", "grad_y.t()"),
+        ("mat2", "bfloat16", "h"),
+    ]
