@@ -345,7 +345,8 @@ def _moved(location: Location) -> tuple[Operand, Operand] | None:
 
 def _pair(location: Location) -> tuple[Operand, Operand] | None:
     """``(move, keep)``: the tied side that should change, and the one it should change towards."""
-    tied = [o for o in location.operands if o.expression]
+    # Tensors only: a device literal or copy on the line (``"cpu"``, ``.tolist()``) is where data goes, not a side to cast.
+    tied = [o for o in location.operands if o.expression and o.origin != "line"]
     if len(tied) < 2:
         return None
     keep = next((o for role in _TOWARDS for o in tied if o.role == role), tied[0])

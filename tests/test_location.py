@@ -326,3 +326,16 @@ def test_caret_markers_pick_the_binary_operation() -> None:
         ("mat1", "float32", "grad_y.t()"),
         ("mat2", "bfloat16", "h"),
     ]
+
+
+def test_no_cast_towards_a_device_literal() -> None:
+    """kb/family/meta-tensor/lora-scripts-529.log: ``unet.to("cpu")`` on a meta model; the literal is where the data
+    should go, not a tensor to cast the model towards."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "family" / "meta-tensor" / "lora-scripts-529.log"
+    location = locate(build_incident(kb.read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("tensor", "meta", "unet"),
+        ("destination", "cpu", '"cpu"'),
+    ]
+    assert ".to(" not in "\n".join(where_lines(location, "en"))
