@@ -7,6 +7,7 @@ and the docs can word a location the same way.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -343,15 +344,45 @@ def _moved(location: Location) -> tuple[Operand, Operand] | None:
     return pair
 
 
+# Sides that are no tensor one could call ``.to()`` on: a process group, a Python scalar, what the op requires, a
+# setting, a result the op computes.
+_NOT_TENSORS = frozenset(
+    {"group", "required", "device", "device_ids", "mesh", "config", "value", "result", "numpy", "fp16", "bf16"}
+)
+
+
 def _pair(location: Location) -> tuple[Operand, Operand] | None:
     """``(move, keep)``: the tied side that should change, and the one it should change towards."""
-    # Tensors only: a device literal or copy on the line (``"cpu"``, ``.tolist()``) is where data goes, not a side to cast.
-    tied = [o for o in location.operands if o.expression and o.origin != "line"]
+    # Tensors only: a device literal or copy on the line (``"cpu"``, ``.tolist()``) is where data goes, not a side to
+    # cast; a tuple (an LSTM's ``(h0, c0)``) has no ``.to()``.
+    tied = [
+        o
+        for o in location.operands
+        if o.expression and o.origin != "line" and o.role not in _NOT_TENSORS and not _is_tuple(o.expression)
+    ]
     if len(tied) < 2:
         return None
     keep = next((o for role in _TOWARDS for o in tied if o.role == role), tied[0])
     move = next((o for o in tied if o is not keep and o.value != keep.value), None)
-    return (move, keep) if move is not None else None
+    if move is None or move.expression == keep.expression:
+        return None  # one expression for both sides: the line does not say which tensor differs
+    return move, keep
+
+
+def _is_tuple(expression: str) -> bool:
+    return isinstance(_expression(expression), ast.Tuple)
+
+
+def _is_operation(expression: str) -> bool:
+    """An expression that needs brackets before ``.dtype``: ``a * b``, ``x @ w``, ``-y``."""
+    return isinstance(_expression(expression), ast.BinOp | ast.UnaryOp | ast.BoolOp | ast.Compare | ast.IfExp)
+
+
+def _expression(expression: str) -> ast.expr | None:
+    try:
+        return ast.parse(expression, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _cast(location: Location) -> str:
@@ -364,6 +395,8 @@ def _cast(location: Location) -> str:
     target = keep.expression
     if "[…]" in target:  # a layer inside a container: any of its parameters tells the dtype and device
         target = f"next({target.split('[…]', 1)[0]}.parameters())"
+    elif _is_operation(target):
+        target = f"({target})"  # ``(a * b).dtype``, not ``a * b.dtype``
     if _is_name(move.expression):
         return f"{move.expression} = {move.expression}.to({target}.{attribute})"
     return f"({move.expression}).to({target}.{attribute})"

@@ -339,3 +339,22 @@ def test_no_cast_towards_a_device_literal() -> None:
         ("destination", "cpu", '"cpu"'),
     ]
     assert ".to(" not in "\n".join(where_lines(location, "en"))
+
+
+@pytest.mark.parametrize(
+    ("log", "cast"),
+    [
+        # A process group, a Python scalar and an LSTM's (h0, c0) tuple have no .to(): no cast is offered.
+        ("kb/fsdp/fsdp2-cpu-offload-grad-norm-on-nccl-only-group/hyper-parallel-612.log", ""),
+        ("tests/data/recorded/h100-torch-fp16-masked-fill-overflow.log", ""),
+        ("tests/data/recorded/h100-dev-tensor-created-in-forward.log", ""),
+        # An operation as the side to cast towards keeps its brackets before .dtype.
+        ("kb/devices/int8-lora-on-pre-turing-gpu-in-mixed-box/unsloth-212.log", "(h.t()).to((dY @ downB.t()).dtype)"),
+    ],
+)
+def test_casts_only_between_tensors(log: str, cast: str) -> None:
+    from dtypefix.cli.where_words import _cast
+
+    path = Path(__file__).resolve().parents[1] / log
+    location = locate(build_incident(path.read_text(encoding="utf-8")))
+    assert location is not None and _cast(location) == cast
