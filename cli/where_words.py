@@ -198,6 +198,7 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "first parameter": ("first parameter", "第一个参数张量"),
     "one parameter": ("one parameter", "一个参数张量"),
     "FSDP mesh": ("FSDP mesh", "FSDP 的 mesh"),
+    "DeepSpeed config": ("DeepSpeed config", "DeepSpeed 配置"),
     "compiled for": ("compiled for", "编译时的类型"),
     "another parameter": ("another parameter", "另一个参数张量"),
     "parameters": ("parameters", "参数"),
