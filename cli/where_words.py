@@ -201,7 +201,7 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "DeepSpeed config": ("DeepSpeed config", "DeepSpeed 配置"),
     "compiled for": ("compiled for", "编译时的类型"),
     "another parameter": ("another parameter", "另一个参数张量"),
-    "parameters": ("parameters", "参数"),
+    "parameters": ("parameters", "参数张量"),
     "inputs": ("inputs", "输入"),
     "expected": ("expected", "期望的类型"),
     "found": ("found", "实际的类型"),
