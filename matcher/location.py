@@ -394,25 +394,30 @@ def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Opera
 
 def _binary(code: str) -> tuple[str, dict[str, str], str] | None:
     """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
-    its left and right operands."""
+    its left and right operands, as the line writes them."""
+    source = code.strip().removeprefix("return ")
     try:
-        tree = ast.parse(code.strip().removeprefix("return "))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+
+    def text(part: ast.AST) -> str:
+        return ast.get_source_segment(source, part) or _unparse(part)
+
     statement = tree.body[0] if len(tree.body) == 1 else None
     if isinstance(statement, ast.AugAssign):
         # ``total += loss``: the result of ``total + loss`` is written back into ``total``.
-        left, right = _unparse(statement.target), _unparse(statement.value)
+        left, right = text(statement.target), text(statement.value)
         roles = {"input": left, "self": left, "first": left, "other": right, "result": right, "second": right}
-        return _unparse(statement), roles, ""
+        return text(statement), roles, ""
     node = getattr(statement, "value", None)
     if not isinstance(node, ast.BinOp):
         return None
     if not isinstance(node.op, ast.MatMult) and any(isinstance(side, ast.Call) for side in (node.left, node.right)):
         return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
-    left, right = _unparse(node.left), _unparse(node.right)
+    left, right = text(node.left), text(node.right)
     op = "matmul" if isinstance(node.op, ast.MatMult) else ""
-    return _unparse(node), {"input": left, "weight": right, "self": left, "other": right}, op
+    return text(node), {"input": left, "weight": right, "self": left, "other": right}, op
 
 
 # Receivers that are namespaces, not tensors: ``torch.matmul(a, b)`` is a function call, ``a.matmul(b)`` a method.
