@@ -105,6 +105,10 @@ _WORDS: dict[str, tuple[str, str]] = {
         "the process group uses the {other_value} backend, which takes {value} tensors",
         "进程组用的是 {other_value} 后端，它只接受 {value} 上的张量",
     ),
+    "hint.dispatched-model-moved": (
+        "accelerate warned that a model placed by a device map was moved with `.to()` / `.cuda()`",
+        "accelerate 提示：按 device_map 分派好的模型又被 `.to()` / `.cuda()` 移动了",
+    ),
     "origin.warning": ("from the warning at this line", "来自这一行先打印的警告"),
     "origin.log": ("from the log", "来自日志"),
 }

@@ -290,6 +290,11 @@ def test_augmented_assignment_writes_into_its_target() -> None:
         ("MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, output_dtype=None, "
          "cast_forward_inputs=True)", "fsdp-param-dtype", "torch.bfloat16", "torch.float32"),
         ("Mixed precision type: bf16", "accelerate-precision", "bf16", ""),
+        # Both printed by accelerate before a crash in a public report (older accelerate's "meta device device").
+        ("WARNING:root:Some parameters are on the meta device device because they were offloaded to the cpu.",
+         "offload", "cpu", ""),
+        ("WARNING:accelerate.big_modeling:You shouldn't move a model that is dispatched using accelerate hooks.",
+         "dispatched-model-moved", "device_map", ""),
     ],
 )  # fmt: skip
 def test_more_hints(line: str, key: str, value: str, other_value: str) -> None:
