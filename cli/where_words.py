@@ -235,7 +235,7 @@ def _argument(argument: str, lang: str) -> str:
     return words[1] if lang == "zh" else words[0]
 
 
-def _operand(operand: Operand, location: Location, lang: str) -> str:
+def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = True) -> str:
     argument = _argument(operand.argument, lang)
     # The message's own names (mat1, query) are code; the words a rule gives an unnamed side are prose.
     name = (
@@ -247,9 +247,9 @@ def _operand(operand: Operand, location: Location, lang: str) -> str:
     )
     value = readable_value(operand.value) if operand.value else ""
     label = argument if operand.expression and operand.argument != operand.expression else ""
-    origin = _w(f"origin.{operand.origin}", lang) if operand.origin in ("warning", "log") else ""
+    source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""
     comma = "，" if lang == "zh" else ", "
-    details = comma.join(p for p in (label, origin, value) if p)
+    details = comma.join(p for p in (label, source, value) if p)
     # A side the op requires (int64 class indices) is no expression of the line: nothing is missing there.
     if not operand.expression and operand.role != "required" and location.site is not None and not location.in_torch:
         details = comma.join(p for p in (details, _w("untied", lang)) if p)
@@ -281,7 +281,13 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
             where += f"{semicolon}{_w('caller', lang, site=f'`{_short(caller.file)}:{caller.line}`')}"
         block.append(f"{_label('where', lang)} {where}")
     if location.operands and (family or (site is not None and any(o.expression or o.value for o in location.operands))):
-        shown = " · ".join(_operand(o, location, lang) for o in location.operands)
+        # Every value read from one warning or log line: say so once, after the sides.
+        origins = {o.origin for o in location.operands if o.value}
+        common = next(iter(origins)) if len(origins) == 1 and origins <= {"warning", "log"} else ""
+        shown = " · ".join(_operand(o, location, lang, origin=not common) for o in location.operands)
+        if common:
+            said = _w(f"origin.{common}", lang)
+            shown += f"（均{said}）" if lang == "zh" else f" — {said}"
         block.append(f"{_label('operands', lang)} {shown}")
     if location.hints:
         said = ("；" if lang == "zh" else "; ").join(

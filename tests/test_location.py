@@ -261,8 +261,9 @@ def test_a_value_from_a_warning_says_so() -> None:
     from dtypefix.matcher import explain
 
     report = explain((H100 / "h100-torch-sdpa-flash-fp32.log").read_text(encoding="utf-8"))
-    assert "`q` (query, from the warning at this line, float32)" in format_report(report, "en")
-    assert "`q`（query，来自这一行先打印的警告，float32）" in format_report(report, "zh")
+    said = "`q` (query, float32) · `k` (key, float32) · `v` (value, float32) — from the warning at this line"
+    assert said in format_report(report, "en")
+    assert "`v`（value，float32）（均来自这一行先打印的警告）" in format_report(report, "zh")
 
 
 def test_augmented_assignment_writes_into_its_target() -> None:
