@@ -40,6 +40,19 @@ def test_two_sided_dtype_rows_are_read() -> None:
     assert unread == []
 
 
+def test_rows_of_the_h100_stack_are_read() -> None:
+    """The wordings of FSDP/FSDP2, FlexAttention, _scaled_mm, AOTInductor, Triton, collectives, GradScaler and the
+    nll_loss kernels (issue 20's H100 stack) all have roles, on every census row that prints them."""
+    wordings = ("Must flatten tensors", "FSDP expects uniform", "FlatParameter` requires uniform", "Expect q/k/v and",
+                "Expected both inputs to be fp8", "unmatched dtype, expected", "First input (", "Both operands must be",
+                "No backend type associated", "expected self and mask", "Attempting to unscale FP16",
+                "_amp_foreach_non_finite", "nll_loss_forward", "Query/Key/Value should", "Inconsistent compute device",
+                "FSDP only supports single device", "device_ids and output_device")  # fmt: skip
+    unread = [row.where for row, _, operands in READ if any(w in row.example for w in wordings) and not operands]
+    assert unread == []
+    assert {w for w in wordings if any(w in row.example for row in ROWS)} == set(wordings)
+
+
 def test_linear_sides() -> None:
     op, (mat1, mat2) = read_operands("mat1 and mat2 must have the same dtype, but got Float and BFloat16")
     assert op == "linear"
