@@ -291,7 +291,8 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
         block.append(f"{_label('operands', lang)} {shown}")
     if location.hints:
         said = ("；" if lang == "zh" else "; ").join(
-            _w(f"hint.{h.key}", lang, value=h.value, other_value=h.other_value) for h in location.hints[:2]
+            _w(f"hint.{h.key}", lang, value=_hint_value(h.value, lang), other_value=h.other_value)
+            for h in location.hints[:2]
         )
         block.append(f"{_label('seen', lang)} {said}")
     if block:
@@ -301,6 +302,11 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
     if first:
         lines += [f"{_label('first', lang)} {first}", ""]
     return lines
+
+
+def _hint_value(value: str, lang: str) -> str:
+    """A hint's value as printed (``cpu and disk``), its joining words in Chinese for a Chinese reader."""
+    return value.replace(" and ", "和").replace(" or ", "或") if lang == "zh" else value
 
 
 def _first_step(location: Location, lang: str) -> str:

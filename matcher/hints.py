@@ -34,8 +34,7 @@ class Hint:
     """One log line that names an operand and its dtype or device."""
 
     key: str
-    """Which warning it is (``input-ids-device``, ``hidden-states-float32``, ``offload``, ``fsdp-param-dtype``,
-    ``deepspeed-precision``, ``accelerate-precision``, ``process-group-backend``); the renderers word it."""
+    """Which line it is (one of :data:`HINT_KEYS`); the renderers word it."""
     subject: str
     """What the line speaks of (``input_ids``, ``hidden states``, ``parameters``)."""
     value: str

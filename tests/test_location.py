@@ -362,3 +362,12 @@ def test_casts_only_between_tensors(log: str, cast: str) -> None:
     path = Path(__file__).resolve().parents[1] / log
     location = locate(build_incident(path.read_text(encoding="utf-8")))
     assert location is not None and _cast(location) == cast
+
+
+def test_hint_values_in_chinese_have_no_english_joins() -> None:
+    """transformers' "Some modules are dispatched on the CPU or the disk" (census transformers[31])."""
+    from dtypefix.matcher.location import Location
+
+    hints = find_hints("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit")
+    zh = "\n".join(where_lines(Location(None, False, None, "", "", "", (), hints), "zh"))
+    assert "accelerate 把部分参数卸载到了 cpu或disk" in zh and " or " not in zh
