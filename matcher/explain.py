@@ -101,15 +101,20 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
 def _history(incident: Incident) -> tuple[FrameHistory, ...]:
     """Later releases that changed the failing stack's library code; none when the stack has no library frames.
 
-    The index (sqlite, 10 MB) and its reader are opened only then: most failures worth a look have library frames,
-    but a start-up for a user's own one-frame traceback or a pasted message should not pay for them.
+    The failing stack is the primary exception's; when the primary error is a bare ``Type: message`` line (a paste
+    that puts the message above its frames), the last stack that has frames. The index (sqlite, 10 MB) and its
+    reader are opened only for frames under a package folder or a source checkout: a user's own one-frame
+    traceback or a pasted message should not pay for them.
     """
     primary = incident.primary
-    if not isinstance(primary, Stack) or not any(_LIBRARY_PATH in f.file for f in primary.frames):
+    stack = primary if isinstance(primary, Stack) and primary.frames else None
+    if stack is None and not isinstance(primary, Stack):
+        stack = next((s for s in reversed(incident.stacks) if s.frames), None)
+    if stack is None or not any(_LIBRARY_PATH in f.file or f.file.count("/") > 2 for f in stack.frames):
         return ()
     from .history import fix_history
 
-    return fix_history(primary.frames, incident.packages)
+    return fix_history(stack.frames, incident.packages)
 
 
 _LIBRARY_PATH = "-packages"
