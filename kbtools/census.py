@@ -203,7 +203,7 @@ _OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "shape",
         re.compile(
             r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\bstrides?\b|contiguous|\bnumel\b|\bndim\b|\blayout\b|\baligned\b"
-            r"|\belements?\b|\bcapacity\b|\brow mismatch\b|\bwidth\b|\bheight\b)"
+            r"|\belements?\b|\bcapacity\b|\brow mismatch\b|\bwidth\b|\bheight\b|\bexactly one\b)"
         ),
     ),
     ("index-range", re.compile(r"(?i:\bindex\b|out of (range|bounds)|\brange\b|must be in \[|\bpositive\b|must be \d+(?:, \d+)+)")),
