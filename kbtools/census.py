@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
 from dtypefix.matcher.catalog import Catalog
-from dtypefix.matcher.explain import explain
+from dtypefix.matcher.explain import answers, explain
+from dtypefix.matcher.regex import Pattern
+from dtypefix.matcher.regex import compile_pattern as _linear
 
 __all__ = [
     "OUT_OF_SCOPE",
@@ -22,7 +25,7 @@ __all__ = [
     "instantiate",
     "load_census",
     "load_mined",
-    "mined_recognised",
+    "mined_answered",
     "mined_summary",
     "recognised_by",
     "template_regex",
@@ -135,22 +138,22 @@ OUT_OF_SCOPE: dict[str, str] = {
     "offload-or-parallel-config": "an offload, sharding or parallel-layout setting, not where a tensor is",
 }
 
-_DTYPE_WORDS = re.compile(
+_DTYPE_WORDS = _linear(
     r"(?i:\bdtypes?\b|scalar[ _]?type|'half'|bfloat16|\bbf16\b|float16|\bfp16\b|float8|\bfp8\w*|\bf8e\w+|float32|\bfp32\b"
     r"|\btf32\b|float64|\bfp64\b|\bfp4\b|\bmxfp\d|\bnvfp4|(?:\b|_)precision\b)|\bDT_[A-Z0-9_]+\b|\bHalf\b|\bBFloat16\b|\bFloat8_\w+"
 )
-_DEVICE_WORDS = re.compile(r"(?i:\bdevices?\b|\bcuda\b|\bcpu\b|\bxpu\b|\bnpu\b|\bmps\b|\bhpu\b|\bmeta\b)")
-_CHECK_WORDS = re.compile(
+_DEVICE_WORDS = _linear(r"(?i:\bdevices?\b|\bcuda\b|\bcpu\b|\bxpu\b|\bnpu\b|\bmps\b|\bhpu\b|\bmeta\b)")
+_CHECK_WORDS = _linear(
     r"(?i:\bmust\b|\bexpect(ed|s)?\b|\bshould\b|\brequires?\b|\brequired\b|not supported|unsupported|not implemented"
     r"|\bonly (supports?|works?|accepts?|allowed|available)\b|\bcannot\b|can't|\bcan not\b|\binvalid\b|mismatch"
     r"|(does|do|is|are)( not|n't) (support|match|allowed|compatible|implemented)|\bincompatible\b|\bunable\b"
     r"|\bno kernel\b|\bnot (available|allowed)\b|\bneeds?\b|\bdisallowed\b|\bforbidden\b)"
 )
 # Out-of-scope rules, tried in order on messages that name no dtype or precision (device-only or neither).
-_OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+_OUT_RULES: tuple[tuple[str, Pattern], ...] = (
     (
         "internal",
-        re.compile(
+        _linear(
             r"INTERNAL ASSERT|(?i:\bstreams?\b|\bevents?\b|graph capture|cuda[ -]?graph|profil|\bnvtx\b|\bJIT kernel\b"
             # CUDA capture, the compilers' and dispatchers' own state, foreign-language runtimes' panics
             r"|\bcapture\b|\bcompiler\b|\bcompilation\b|\bdestructor\b|context invalid|\bpanic\b|unwrap\(\)"
@@ -159,17 +162,17 @@ _OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|device-bound|\bpointer\b|\bATen\b|device state|\bplaceholder\b|copy failed|\bskipping\b|\bhandle\b|not handled)"
         ),
     ),
-    ("memory", re.compile(r"(?i:out of memory|\bOOM\b|\bmemory\b|\ballocat|pinned|\bpin_memory\b|\bipc\b)")),
+    ("memory", _linear(r"(?i:out of memory|\bOOM\b|\bmemory\b|\ballocat|pinned|\bpin_memory\b|\bipc\b)")),
     (
         "install-or-build",
-        re.compile(
+        _linear(
             r"(?i:compiled|\bbuilt?\b|\bbuild\b|install|\bimport|extension|\blibrary\b|\bdriver\b|\bnvcc\b|\bnvrtc\b|\.so\b"
             r"|\bversion\b|\bruntime\b|not (found|loaded)|\bsymbol\b|\bcupti\b|\bcudnn\b|\bnccl\b|\bmpi\b|\blibs\b)"
         ),
     ),
     (
         "api-misuse",
-        re.compile(
+        _linear(
             r"(?i:device (string|ordinal|index|id|type at start)|device_(id|index|ids)\b|\bordinal\b|\bkwarg|argument"
             r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bset_device\b|\bscheme\b"
             # a value of the wrong kind, a missing one, a command-line flag, a legacy or pickling API
@@ -181,7 +184,7 @@ _OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "offload-or-parallel-config",
-        re.compile(
+        _linear(
             r"(?i:offload|\bshard|tensor.parallel|\btp_size\b|\bpipeline.parallel|\branks?\b|\bnodes?\b|\bworld.size\b"
             r"|\bpg\b|process group|\bpartitions?\b|disaggregation|\bPD\b|_tp_|\bnvme\b|remote device|sync_module_states"
             r"|DeviceMeshes|device mesh from|as many devices as)"
@@ -189,7 +192,7 @@ _OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "platform",
-        re.compile(
+        _linear(
             r"(?i:compute capability|\bsm_?\d+|\bSMs?\b|cuda \d+\.\d+|\b(turing|volta|ampere|hopper|blackwell|ada)\b|\bgpu\b|nvswitch|nvlink"
             r"|\barch\b|architecture|environment without|\bneuron\b|multicast|\bB[23]00\b|\bH[12]00\b|\bA100\b|\brocm\b|\bhip\b|triton|\bnot available\b"
             # what the machine has: peers, SM resources, device queries, OS, CPU features, interconnect
@@ -201,17 +204,17 @@ _OUT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "shape",
-        re.compile(
+        _linear(
             r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\bstrides?\b|contiguous|\bnumel\b|\bndim\b|\blayout\b|\baligned\b"
             r"|\belements?\b|\bcapacity\b|\brow mismatch\b|\bwidth\b|\bheight\b|\bexactly one\b)"
         ),
     ),
-    ("index-range", re.compile(r"(?i:\bindex\b|out of (range|bounds)|\brange\b|must be in \[|\bpositive\b|must be \d+(?:, \d+)+)")),
-    ("other-sense", re.compile(r"(?i:another device|reserved device name|virtual filesystem)")),
+    ("index-range", _linear(r"(?i:\bindex\b|out of (range|bounds)|\brange\b|must be in \[|\bpositive\b|must be \d+(?:, \d+)+)")),
+    ("other-sense", _linear(r"(?i:another device|reserved device name|virtual filesystem)")),
     # a warning about what will change or run slowly, not a check that failed
-    ("not-a-check", re.compile(r"(?i:will be deprecated|might result in slow)")),
+    ("not-a-check", _linear(r"(?i:will be deprecated|might result in slow)")),
 )
-_COMPLEX = re.compile(r"(?i:\bcomplex\b|\bsparse\b|quantized tensor|\bqint|\bquint|\bmkldnn\b|\bnested tensor)")
+_COMPLEX = _linear(r"(?i:\bcomplex\b|\bsparse\b|quantized tensor|\bqint|\bquint|\bmkldnn\b|\bnested tensor)")
 
 
 @dataclass(frozen=True)
@@ -237,21 +240,27 @@ class MinedRow:
         return f"{error}: {message}"
 
 
-_SHAPE = re.compile(
+_SHAPE = _linear(
     r"(?i:\bshapes?\b|\bsizes?\b|\bdim(s|ension|ensions)?\b|\brank\b|\brank-\d|\bstrides?\b|contiguous|\bnumel\b"
     r"|\bndim\b|\bdivisible\b|\bdivide\b|\bmultiple of\b|\b\d+D\b|column-major|row-major|\baligned\b)"
 )
 # A message that names a precision only as a qualifier ("FP4 scale shape must be ...") is about the shape; one that
 # speaks of the dtype itself stays ours.
-_DTYPE_NOUN = re.compile(r"(?i:\bdtypes?\b|scalar.?types?|data.?types?|\bprecision\b|\btype\b|\bsame\b|\bmismatch)")
-_COMPILER_IR = re.compile(
+_DTYPE_NOUN = _linear(r"(?i:\bdtypes?\b|scalar.?types?|data.?types?|\bprecision\b|\btype\b|\bsame\b|\bmismatch)")
+_COMPILER_IR = _linear(
     r"&& \"|->get\w+\(|\bkLazy\b|failed to satisfy constraint|\bop attribute\b|\bop operand\b|\bop result\b|\bLLVM\b|\bMLIR\b|async token type"
 )
 
 
-_BOTH_PASSED = re.compile(r"(?i:\bpass(?:ed)? both\b)")
+_INSTALL = _linear(
+    r"(?i:\bpip install\b|please install|\bnot installed\b|\bis not available\. please install|_HOME\b"
+    r"|unable to compile|include directory|\bunable to (?:load|warm)\b|\bkernels? (?:is |are )?not available\b"
+    r"|package missing)"
+)
+_LOW_PRECISION = _linear(r"(?i:half|bfloat16|bf16|fp16|float16|fp8|float8)")
+_BOTH_PASSED = _linear(r"(?i:\bpass(?:ed)? both\b)")
 # "precision" as a format's digits or as numerical accuracy, not a dtype.
-_NOT_A_PRECISION = re.compile(
+_NOT_A_PRECISION = _linear(
     r"(?i:precision not allowed for this argument|minor precision differences|JitScalarType object|shape or dtype)"
 )
 # A device-only message raised by an installer script is about what to install.
@@ -260,7 +269,7 @@ _INSTALLER_SITE = re.compile(r"(?:^|/)_?(?:auto_)?install\w*\.py:")
 _COMPILER_SITE = re.compile(r"^(?:torch/(?:_inductor|_functorch|_subclasses|_dynamo|fx)|torchgen)/")
 # A device-only message that says where a tensor must be (``must be a CUDA tensor``, ``on the same device``) is a
 # placement check whatever else it mentions (a compiler, a capture, a size): the out-of-scope rules do not apply.
-_PLACEMENT = re.compile(
+_PLACEMENT = _linear(
     r"(?i:\b(?:must|should|expect(?:s|ed)?|requires?|needs?)\b[^\n]{0,40}?\b(?:cpu|cuda|xpu|npu|mps|hpu|meta)\b[^\n]{0,30}?"
     r"\b(?:tensors?|devices?)\b|\bmust be (?:a |an )?(?:cpu|cuda|xpu|npu|mps|hpu)\b|\bsame device|\b(?:on|share|use) one (?:\w+ )?device\b"
     r"|\bon (?:the )?(?:same|expected|destination|its|runtime|one) (?:\w+ )?device\b|\bdevice of (?:the )?data\b"
@@ -280,18 +289,13 @@ def triage(template: str, site: str = "", kind: str = "", error: str = "") -> st
         return "internal"
     if error in ("ImportError", "ModuleNotFoundError"):
         return "install-or-build"
-    if re.search(
-        r"(?i:\bpip install\b|please install|\bnot installed\b|\bis not available\. please install|_HOME\b"
-        r"|unable to compile|include directory|\bunable to (?:load|warm)\b|\bkernels? (?:is |are )?not available\b"
-        r"|package missing)",
-        template,
-    ):
+    if _INSTALL.search(template):
         return "install-or-build"
     if template.startswith("--") or _BOTH_PASSED.search(template):
         return "api-misuse"  # how a command-line option was used ("--x requires --y"), or two exclusive arguments
     if _SHAPE.search(template) and not _DTYPE_NOUN.search(template):
         return "shape"
-    if _COMPLEX.search(template) and not re.search(r"(?i:half|bfloat16|bf16|fp16|float16|fp8|float8)", template):
+    if _COMPLEX.search(template) and not _LOW_PRECISION.search(template):
         return "complex-sparse-quantized"
     if _NOT_A_PRECISION.search(template):
         return "other-sense"
@@ -373,18 +377,20 @@ def load_mined(folder: Path) -> list[MinedRow]:
     return rows
 
 
-def mined_recognised(row: MinedRow, catalog: Catalog) -> str | None:
-    """The id of the entry that ranks first on an instantiated mined message, or None."""
-    report = explain(row.text, catalog=catalog)
-    return report.matches[0].entry.id if report.matches else None
+def mined_answered(rows: Iterable[MinedRow], catalog: Catalog) -> dict[str, bool]:
+    """Whether the KB answers each in-scope mined message, keyed by its text (a wording mined from several releases
+    is explained once). :func:`~dtypefix.matcher.explain.answers` stops at the first entry that matches: the whole
+    in-scope census costs a few seconds, not the half-minute of a full explanation of each."""
+    texts = {row.text for row in rows if row.scope == "in"}
+    return {text: answers(text, catalog) for text in sorted(texts)}
 
 
-def mined_summary(mined: list[tuple[MinedRow, str | None]]) -> tuple[str, str]:
+def mined_summary(mined: list[tuple[MinedRow, bool]]) -> tuple[str, str]:
     """The mined census as Markdown: a section for the census page (per library and version: mined, in scope,
     recognised; out-of-scope reasons) and a page listing every in-scope message nothing recognises."""
-    by_release: dict[tuple[str, str], list[tuple[MinedRow, str | None]]] = {}
-    for row, top in mined:
-        by_release.setdefault((row.library, row.version), []).append((row, top))
+    by_release: dict[tuple[str, str], list[tuple[MinedRow, bool]]] = {}
+    for row, known in mined:
+        by_release.setdefault((row.library, row.version), []).append((row, known))
     in_scope = [(r, t) for r, t in mined if r.scope == "in"]
     recognised = sum(1 for _, t in in_scope if t)
     share = f"{100 * recognised / len(in_scope):.1f} %" if in_scope else "—"
@@ -423,8 +429,8 @@ def mined_summary(mined: list[tuple[MinedRow, str | None]]) -> tuple[str, str]:
         "| library | version | site | message |",
         "| --- | --- | --- | --- |",
     ]
-    for row, top in in_scope:
-        if not top:
+    for row, known in in_scope:
+        if not known:
             text = row.text[:200].replace("|", "\\|").replace("`", "'")
             missed.append(f"| {row.library} | {row.version} | {row.site.replace('|', '/')} | `{text}` |")
     return "\n".join(section) + "\n", "\n".join(missed) + "\n"
