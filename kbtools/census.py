@@ -8,8 +8,8 @@ publishes the table with its coverage.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from dtypefix.matcher.catalog import Catalog
@@ -209,7 +209,10 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
             r"|\belements?\b|\bcapacity\b|\brow mismatch\b|\bwidth\b|\bheight\b|\bexactly one\b)"
         ),
     ),
-    ("index-range", _linear(r"(?i:\bindex\b|out of (range|bounds)|\brange\b|must be in \[|\bpositive\b|must be \d+(?:, \d+)+)")),
+    (
+        "index-range",
+        _linear(r"(?i:\bindex\b|out of (range|bounds)|\brange\b|must be in \[|\bpositive\b|must be \d+(?:, \d+)+)"),
+    ),
     ("other-sense", _linear(r"(?i:another device|reserved device name|virtual filesystem)")),
     # a warning about what will change or run slowly, not a check that failed
     ("not-a-check", _linear(r"(?i:will be deprecated|might result in slow)")),
@@ -321,18 +324,21 @@ _FILL = (
 )
 
 
+_DTYPE_NAME = re.compile(r"(?i)dtype|scalar|precision")
+
+
 def _named(template: str) -> str:
     """The template with each named placeholder replaced by what its name says it prints (``dtype``, ``device``) or
     ``x``: a name like ``{nvfp4_backend}`` or ``{FP8_ACCUM_MODE_CHOICES}`` prints a backend or a list of choices, and
     the precision word in it is not what the message says."""
 
     def word(match: re.Match[str]) -> str:
-        if not match.group(1):
+        name = match.group(1)
+        if not name:
             return match.group(0)
-        for rule, value in _FILL:
-            if rule.search(match.group(1)):
-                return "dtype" if value == "BFloat16" else "device"
-        return "x"
+        if _DTYPE_NAME.search(name):
+            return "dtype"
+        return "device" if _FILL[0][0].search(name) else "x"  # a bare {type} is a Python type as often as a dtype
 
     return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)?\}", word, template)
 
@@ -401,8 +407,8 @@ def mined_summary(mined: list[tuple[MinedRow, bool]]) -> tuple[str, str]:
         f"says which, and why a library could not be read) and kept {len(mined)} raise sites, checks, asserts, "
         f"warnings and compiled strings whose message speaks of a dtype, a precision or a device. {len(in_scope)} are "
         f"in scope (a failed check about a dtype, a precision or a device placement); {recognised} of them "
-        f"({share}) get an answer when instantiated and explained; the rest are listed in "
-        "[census-mined.md](census-mined.md). Out of scope, by reason: "
+        f"({share}) get an answer when instantiated and explained (`tests/test_census.py` fails on any that does "
+        "not); [census-mined.md](census-mined.md) lists those that do not. Out of scope, by reason: "
         + ", ".join(
             f"{reason} {sum(1 for r, _ in mined if r.scope == reason)}"
             for reason in OUT_OF_SCOPE
