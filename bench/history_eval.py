@@ -6,7 +6,10 @@ change closest to the failing line. It is right when one of them is for the repo
 at or after the report's ``fixed_in``. "With a freeze" passes the version the reporter stated (``freeze``); the
 versions inside the log are read in both runs, as dtypefix always does.
 
-Run:  python bench/history_eval.py [--sample tests/blind22] [-v]
+A report whose file says ``excluded:`` (why) is left out and counted: it became known to the work before the
+measurement (for instance it was also picked as a development case).
+
+Run:  python bench/history_eval.py [--sample tests/blind22 [--sample tests/blind22b]] [-v]
 """
 
 from __future__ import annotations
@@ -38,12 +41,17 @@ def _right(answer: list[tuple[str, str]], library: str, fixed_in: str) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=Path, default=Path(__file__).resolve().parent.parent / "tests" / "blind22")
+    parser.add_argument("--sample", type=Path, action="append", help="a sample folder (repeatable; tests/blind22)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
+    samples = args.sample or [Path(__file__).resolve().parent.parent / "tests" / "blind22"]
     rows = []
-    for path in sorted(args.sample.glob("*.yaml")):
+    excluded = []
+    for path in sorted(p for sample in samples for p in sample.glob("*.yaml")):
         case = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if case.get("excluded"):
+            excluded.append(f"{path.parent.name}/{path.stem}: {case['excluded']}")
+            continue
         plain = _answer(explain(case["log"]).history)
         frozen = _answer(explain(case["log"], freeze=case.get("freeze", "")).history)
         rows.append((path.stem, case, plain, frozen))
@@ -56,7 +64,9 @@ def main() -> None:
         show = lambda a: ", ".join(f"{lib} {rel}" for lib, rel in a) or "-"  # noqa: E731
         print(f"{name:22} {case['library']:13} {case['fixed_in']!s:9} {show(plain):28} {show(frozen)}")
     print()
-    print(f"reports: {n} ({stated} state the installed version)")
+    print(f"reports: {n} ({stated} state the installed version); left out: {len(excluded)}")
+    for line in excluded:
+        print(f"  left out {line}")
     print(f"right without a freeze: {right_plain}/{n} = {right_plain / n:.0%}")
     print(f"right with a freeze:    {right_frozen}/{n} = {right_frozen / n:.0%}")
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dtypefix.matcher.location import Location, Operand, Site
+from dtypefix.matcher.hints import HINT_KEYS
+from dtypefix.matcher.location import ORIGINS, Location, Operand, Site
 from dtypefix.matcher.owner import OwnerKind
 
-__all__ = ["location_json", "readable_value", "site_words", "where_lines"]
+__all__ = ["location_json", "location_schema", "readable_value", "site_words", "where_lines"]
 
 _WORDS: dict[str, tuple[str, str]] = {
     "where": ("Where", "出错位置"),
@@ -91,6 +92,13 @@ _WORDS: dict[str, tuple[str, str]] = {
         "FSDP 混合精度：param_dtype 为 {value}，reduce_dtype 为 {other_value}",
     ),
     "hint.deepspeed-precision": ("DeepSpeed runs with {value} enabled", "DeepSpeed 启用了 {value}"),
+    "hint.accelerate-precision": ("accelerate runs with mixed precision {value}", "accelerate 的混合精度为 {value}"),
+    "hint.process-group-backend": (
+        "the process group uses the {other_value} backend, which takes {value} tensors",
+        "进程组用的是 {other_value} 后端，它只接受 {value} 上的张量",
+    ),
+    "origin.warning": ("from the warning at this line", "来自这一行先打印的警告"),
+    "origin.log": ("from the log", "来自日志"),
 }
 
 
@@ -162,8 +170,32 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "other tensors": ("other tensors", "其余张量"),
     "first tensor": ("first tensor", "第一个张量"),
     "second tensor": ("second tensor", "第二个张量"),
+    "first argument": ("first argument", "第一个参数"),
+    "second argument": ("second argument", "第二个参数"),
+    "first input": ("first input", "第一个输入"),
+    "second input": ("second input", "第二个输入"),
+    "first parameter": ("first parameter", "第一个参数张量"),
+    "another parameter": ("another parameter", "另一个参数张量"),
+    "parameters": ("parameters", "参数"),
+    "inputs": ("inputs", "输入"),
     "expected": ("expected", "期望的类型"),
     "found": ("found", "实际的类型"),
+    "result": ("result", "运算结果"),
+    "output": ("output", "输出张量"),
+    "tensor": ("tensor", "张量"),
+    "indexed tensor": ("indexed tensor", "被索引的张量"),
+    "destination": ("destination", "目标"),
+    "source": ("source", "源"),
+    "gradient": ("gradient", "梯度"),
+    "gradients": ("gradients", "梯度"),
+    "optimizer state": ("optimizer state", "优化器状态"),
+    "process group": ("process group", "进程组"),
+    "compute device": ("compute device", "计算设备"),
+    "saved storage": ("saved storage", "保存时的存储"),
+    "this machine": ("this machine", "本机"),
+    "model": ("model", "模型"),
+    "model dtype": ("model dtype", "模型 dtype"),
+    "training precision": ("training precision", "训练精度"),
 }
 
 
@@ -176,17 +208,19 @@ def _argument(argument: str, lang: str) -> str:
 
 def _operand(operand: Operand, location: Location, lang: str) -> str:
     argument = _argument(operand.argument, lang)
+    # The message's own names (mat1, query) are code; the words a rule gives an unnamed side are prose.
     name = (
         f"`{operand.expression}`"
         if operand.expression
         else argument
-        if argument != operand.argument
+        if operand.argument in _ARGUMENTS
         else f"`{argument}`"
     )
     value = readable_value(operand.value) if operand.value else ""
     label = argument if operand.expression and operand.argument != operand.expression else ""
+    origin = _w(f"origin.{operand.origin}", lang) if operand.origin in ("warning", "log") else ""
     comma = "，" if lang == "zh" else ", "
-    details = comma.join(p for p in (label, value) if p)
+    details = comma.join(p for p in (label, origin, value) if p)
     if not operand.expression and location.site is not None and not location.in_torch:
         details = comma.join(p for p in (details, _w("untied", lang)) if p)
     sep = "（" if lang == "zh" else " ("
@@ -198,13 +232,15 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
     """The first screen's lines about the location: where, the operands, log hints and the step that fits the
     owner of the line. Empty when nothing is known.
 
-    ``family`` is False when a specific cause answers: its own fix (chosen by its conditions) is the first step
-    then, and the operands are shown only when the line ties one to an expression — otherwise they repeat the
-    error printed just above, and the cause's fix would fall below a 100x20 screen."""
+    The operands and the log hints follow the "Where" line in the same paragraph (hard line breaks, no blank lines),
+    so that they fit a 100x20 screen above the fix. ``family`` is False when a specific cause answers: its own fix
+    (chosen by its conditions) is the first step then, and the operands are shown beside a "Where" line when a side
+    has a value or an expression (without a line, or with roles alone, they would only repeat the error above)."""
     if location is None:
         return []
     lines: list[str] = []
     site = location.site
+    block: list[str] = []
     if site is not None:
         where = site_words(site, lang)
         semicolon = "；" if lang == "zh" else "; "
@@ -213,15 +249,18 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
         if location.caller is not None:
             caller = location.caller
             where += f"{semicolon}{_w('caller', lang, site=f'`{_short(caller.file)}:{caller.line}`')}"
-        lines += [f"{_label('where', lang)} {where}", ""]
-    if location.operands and (family or any(o.expression for o in location.operands)):
+        block.append(f"{_label('where', lang)} {where}")
+    if location.operands and (family or (site is not None and any(o.expression or o.value for o in location.operands))):
         shown = " · ".join(_operand(o, location, lang) for o in location.operands)
-        lines += [f"{_label('operands', lang)} {shown}", ""]
+        block.append(f"{_label('operands', lang)} {shown}")
     if location.hints:
         said = ("；" if lang == "zh" else "; ").join(
             _w(f"hint.{h.key}", lang, value=h.value, other_value=h.other_value) for h in location.hints[:2]
         )
-        lines += [f"{_label('seen', lang)} {said}", ""]
+        block.append(f"{_label('seen', lang)} {said}")
+    if block:
+        # CommonMark's hard line break (a backslash at the end of the line): one paragraph, one line each.
+        lines += ["\\\n".join(block), ""]
     first = _first_step(location, lang) if family else ""
     if first:
         lines += [f"{_label('first', lang)} {first}", ""]
@@ -344,6 +383,7 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
                 "value": o.value or None,
                 "readable": readable_value(o.value) if o.value else None,
                 "expression": o.expression or None,
+                "origin": o.origin,
             }
             for o in location.operands
         ],
@@ -359,4 +399,75 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
             for h in location.hints
         ],
         "first_step": {"en": _first_step(location, "en") or None, "zh": _first_step(location, "zh") or None},
+    }
+
+
+def location_schema() -> dict[str, Any]:
+    """The JSON Schema of the ``location`` object (part of ``docs/json-output.schema.json``): the shape
+    :func:`location_json` writes, with the code's own enums."""
+    text = {"type": ["string", "null"]}
+    site = {
+        "type": ["object", "null"],
+        "required": ["file", "line", "function", "code", "owner"],
+        "properties": {
+            "file": {"type": "string"},
+            "line": {"type": "integer"},
+            "function": {"type": "string"},
+            "code": {"type": "string"},
+            "owner": {
+                "type": "object",
+                "required": ["kind", "name", "version", "path"],
+                "properties": {
+                    "kind": {"enum": [k.value for k in OwnerKind]},
+                    "name": text,
+                    "version": text,
+                    "path": {"type": "string"},
+                },
+            },
+        },
+    }
+    operand = {
+        "type": "object",
+        "required": ["argument", "role", "kind", "value", "readable", "expression", "origin"],
+        "properties": {
+            "argument": {"type": "string"},
+            "role": {"type": "string"},
+            "kind": {"enum": ["dtype", "device"]},
+            "value": text,
+            "readable": text,
+            "expression": text,
+            "origin": {"enum": list(ORIGINS)},
+        },
+    }
+    hint = {
+        "type": "object",
+        "required": ["key", "subject", "value", "other", "other_value", "line"],
+        "properties": {
+            "key": {"enum": list(HINT_KEYS)},
+            "subject": {"type": "string"},
+            "value": {"type": "string"},
+            "other": text,
+            "other_value": text,
+            "line": {"type": "string"},
+        },
+    }
+    return {
+        "type": ["object", "null"],
+        "description": "Added in 1.2: where it broke, the operands and whose code the line is (docs/json-output.md).",
+        "required": ["site", "in_torch", "caller", "call", "module", "op", "operands", "hints", "first_step"],
+        "properties": {
+            "site": site,
+            "in_torch": {"type": "boolean"},
+            "caller": site,
+            "call": text,
+            "module": text,
+            "op": text,
+            "operands": {"type": "array", "items": operand},
+            "hints": {"type": "array", "items": hint},
+            "first_step": {
+                "type": "object",
+                "required": ["en", "zh"],
+                "properties": {"en": text, "zh": text},
+            },
+        },
     }

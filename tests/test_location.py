@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jsonschema
 import pytest
 
-from dtypefix.cli.where_words import location_json, readable_value, where_lines
+from dtypefix.cli.where_words import location_json, location_schema, readable_value, where_lines
 from dtypefix.matcher.hints import find_hints
 from dtypefix.matcher.incident import build_incident
 from dtypefix.matcher.location import locate
@@ -16,6 +17,8 @@ from dtypefix.matcher.packages import parse_versions
 from dtypefix.matcher.traceback import parse_stacks
 
 RECORDINGS = Path(__file__).parent / "data" / "where"
+# The H100 recordings replayed by test_recorded.py (real output, torch 2.11.0+cu130; see each .yaml beside it).
+H100 = Path(__file__).parent / "data" / "recorded"
 
 # The issue's example, with the frames Python 3.12 prints (carets under each call).
 LINEAR = """Traceback (most recent call last):
@@ -177,5 +180,119 @@ def test_json_location_shape() -> None:
         "value": "BFloat16",
         "readable": "bfloat16",
         "expression": "self.score.weight",
+        "origin": "message",
     }
     assert data["first_step"]["en"].startswith("make both sides one dtype")
+
+
+# Each H100 recording, and the sides the first screen should name: (argument, readable value, expression, origin).
+SIDES = {
+    # SDPA printed the dtypes in a warning at the same line before "No available kernel".
+    "torch-sdpa-flash-fp32": [
+        ("query", "float32", "q", "warning"),
+        ("key", "float32", "k", "warning"),
+        ("value", "float32", "v", "warning"),
+    ],
+    "dev-mask-created-in-forward": [("self", "cuda:0", "att", "message"), ("mask", "cpu", "mask == 0", "message")],
+    # nn.LSTM called as a module: its second positional argument is the hidden state.
+    "dev-tensor-created-in-forward": [
+        ("input", "cuda:0", "self.emb(idx)", "message"),
+        ("hidden", "cpu", "(h0, c0)", "message"),
+    ],
+    # A loss module's forward(input, target); the int64 the kernel needs is a requirement, tied to nothing.
+    "torch-ce-float-labels": [("target", "float32", "labels", "message"), ("expected", "int64", "", "message")],
+    # The NCCL backend's own log line says which device the process group takes.
+    "dev-nccl-allreduce-cpu-tensor": [("tensor", "cpu", "loss_for_logging", "message"), ("process group", "cuda", "", "log")],
+    "dev-meta-forward": [("tensor", "meta", "next_tokens", "message"), ("destination", "cpu", "next_tokens.tolist()", "line")],
+    # transformers' `to` only forwards *args/**kwargs: the user's `model.to("cuda")` is tied instead.
+    "dev-meta-to-cuda": [("tensor", "meta", "model", "message"), ("destination", "cuda", "'cuda'", "line")],
+    "torch-gradscaler-fp16-params": [("gradients", "float16", "", "message"), ("expected", "float32", "", "message")],
+    "torch-gradscaler-bf16-params": [("gradients", "bfloat16", "", "message"), ("expected", "float32", "", "message")],
+    "dev-optimizer-state-wrong-device": [("first tensor", "cuda:0", "", "message"), ("second tensor", "cpu", "", "message")],
+    "trainer-fp16-and-bf16": [("fp16", "float16", "", "message"), ("bf16", "bfloat16", "", "message")],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SIDES))
+def test_sides_of_h100_recordings(name: str) -> None:
+    location = locate(build_incident((H100 / f"h100-{name}.log").read_text(encoding="utf-8")))
+    assert location is not None
+    got = [(o.argument, readable_value(o.value) if o.value else "", o.expression, o.origin) for o in location.operands]
+    assert got == SIDES[name]
+    data = location_json(location)
+    jsonschema.validate(data, location_schema())
+
+
+def test_torch_internal_frames_are_not_the_site() -> None:
+    """torch.load fails deep in torch/_weights_only_unpickler.py: the line to fix is the user's torch.load call."""
+    location = locate(build_incident((H100 / "h100-dev-torch-load-cuda1.log").read_text(encoding="utf-8")))
+    assert location is not None and location.site is not None
+    assert (location.site.file.rsplit("/", 1)[-1], location.site.line) == ("dev_torch_load_cuda1.py", 11)
+    assert [(o.argument, o.value) for o in location.operands] == [
+        ("saved storage", "cuda:1"),
+        ("this machine", "1 GPU"),
+    ]
+
+
+def test_the_call_the_next_frame_entered() -> None:
+    """``nn.Linear(16, 4).to(device)`` failed in Module.to (the next frame), not in the constructor."""
+    location = locate(build_incident((H100 / "h100-dev-invalid-device-ordinal.log").read_text(encoding="utf-8")))
+    assert location is not None and location.call == "nn.Linear(16, 4).to(device)"
+
+
+def test_a_cause_screen_names_the_sides_under_the_where_line() -> None:
+    """A specific cause (DTF465) answers; the sides still show, in the same paragraph as the line, in both
+    languages, and nothing English is left in the Chinese."""
+    from dtypefix.cli.markdown import format_report
+    from dtypefix.matcher import explain
+
+    report = explain((H100 / "h100-dev-optimizer-state-wrong-device.log").read_text(encoding="utf-8"))
+    assert not report.matches[0].entry.is_family
+    en = format_report(report, "en")
+    assert (
+        "your code (not an installed package)\\\n**Operands:** first tensor (cuda:0, not on the line) · second " in en
+    )
+    zh = format_report(report, "zh")
+    assert "**两侧张量：** 第一个张量（cuda:0，这一行看不出是哪个表达式） · 第二个张量（cpu，" in zh
+
+
+def test_a_value_from_a_warning_says_so() -> None:
+    from dtypefix.cli.markdown import format_report
+    from dtypefix.matcher import explain
+
+    report = explain((H100 / "h100-torch-sdpa-flash-fp32.log").read_text(encoding="utf-8"))
+    assert "`q` (query, from the warning at this line, float32)" in format_report(report, "en")
+    assert "`q`（query，来自这一行先打印的警告，float32）" in format_report(report, "zh")
+
+
+def test_augmented_assignment_writes_into_its_target() -> None:
+    text = """Traceback (most recent call last):
+  File "/home/user/train.py", line 40, in <module>
+    total += loss
+RuntimeError: result type Float can't be cast to the desired output type Long
+"""
+    location = locate(build_incident(text))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("result", "Float", "loss"),
+        ("output", "Long", "total"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "value", "other_value"),
+    [
+        # The NCCL backend's own warning line (H100 recording dev_nccl_allreduce_cpu_tensor).
+        ("[rank0]:[W1123 00:34:59.278767509 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() was "
+         "not called before program exit, which can leak resources.", "process-group-backend", "cuda", "nccl"),
+        # transformers' check before quantized models are dispatched (census transformers[31]).
+        ("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized "
+         "model.", "offload", "cpu or disk", ""),
+        # FSDP2's policy dataclass as Python prints it, and AcceleratorState's repr line.
+        ("MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, output_dtype=None, "
+         "cast_forward_inputs=True)", "fsdp-param-dtype", "torch.bfloat16", "torch.float32"),
+        ("Mixed precision type: bf16", "accelerate-precision", "bf16", ""),
+    ],
+)  # fmt: skip
+def test_more_hints(line: str, key: str, value: str, other_value: str) -> None:
+    assert [(h.key, h.value, h.other_value) for h in find_hints(line)] == [(key, value, other_value)]

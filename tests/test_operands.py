@@ -12,6 +12,7 @@ from dtypefix.matcher.location import load_rules, read_operands
 
 ROWS = load_census(census_dir(Path(__file__).resolve().parent.parent / "kb"))
 READ = [(row, *read_operands(row.example)) for row in ROWS]
+FIXED = {spec["value"] for rule in load_rules().rules for spec in rule.operands if "value" in spec}
 
 
 def test_every_rule_reads_a_census_row() -> None:
@@ -24,9 +25,11 @@ def test_operands_read_from_a_row_are_in_its_example(row, op, operands) -> None:
     assert len(operands) >= 2, row.where
     for operand in operands:
         assert operand.argument and operand.role and operand.kind in ("dtype", "device"), row.where
-        # A value is part of the example as printed (c10:: prefixes removed) or, for legacy tensor types, the device
-        # they imply.
-        assert not operand.value or operand.value in row.example or operand.kind == "device", (row.where, operand)
+        # A value is part of the example as printed (c10:: prefixes removed), what the rule says the op requires
+        # (the `expected` side of GradScaler or nll_loss), or, for legacy tensor types, the device they imply.
+        assert (
+            not operand.value or operand.value in row.example or operand.value in FIXED or operand.kind == "device"
+        ), (row.where, operand)
 
 
 def test_two_sided_dtype_rows_are_read() -> None:
