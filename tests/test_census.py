@@ -61,6 +61,18 @@ def test_row_is_recognised(row, catalog) -> None:
     assert top in row.entries, f"{row.where}: {top} ranks first, the census names {list(row.entries)}"
 
 
+TYPED = [r for r in ROWS if r.type]
+
+
+@pytest.mark.parametrize("row", TYPED, ids=[r.where for r in TYPED])
+def test_row_pasted_without_its_type_is_recognised(row, catalog) -> None:
+    """Issue 21, section 5: the message pasted bare, without its exception type, still reaches the entries the
+    census names (most of their patterns name the type)."""
+    report = explain(row.example + "\n", catalog=catalog)
+    top = report.matches[0].entry.id if report.matches else None
+    assert top in row.entries, f"{row.where}: pasted bare, {top} ranks first, the census names {list(row.entries)}"
+
+
 # --- The mined census (census/mined/, kbtools/miner.py) ---------------------------------------------------------
 
 MINED_DIR = CENSUS / "mined"
