@@ -159,7 +159,7 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
             r"|\bcapture\b|\bcompiler\b|\bcompilation\b|\bdestructor\b|context invalid|\bpanic\b|unwrap\(\)"
             r"|DispatchKey|dispatch time|register_fake|impl_abstract|ge_converter|\bdecomps\b|\blowering\b|FakeTensor"
             r"|functionaliz|\bRNG\b|JitType|\bdevice cache\b|storage cannot be shared|falling back to run on|coredump"
-            r"|device-bound|\bpointer\b|\bATen\b|device state|\bplaceholder\b|copy failed|\bskipping\b|\bhandle\b|not handled)"
+            r"|device-bound|\bpointer\b|\bserializ|\bATen\b|device state|\bplaceholder\b|copy failed|\bskipping\b|\bhandle\b|not handled)"
         ),
     ),
     ("memory", _linear(r"(?i:out of memory|\bOOM\b|\bmemory\b|\ballocat|pinned|\bpin_memory\b|\bipc\b)")),
@@ -199,7 +199,7 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
             r"|\bpeer\b|\bL2\b|\bCTA\b|kernel cluster|co.resident|\bcapability\b|\bAMX\b|\bArm64\b|cooperative launch"
             r"|oneMKL|jemalloc|\bMLX\b|\bMetal\b|Apple Silicon|\bWindows\b|MacOS|\bnvml\b|amdsmi|ascend_hal|\bUUIDs?\b"
             r"|device count|device handle|\baffinity\b|\bHCA\b|\bIB devices?\b|\bVMM\b|device (major|minor)|product name"
-            r"|\bhardware\b|mach-o|AMDGPU|invalid cpu|too many blocks|cpu binding)"
+            r"|\bhardware\b|mach-o|AMDGPU|invalid cpu|too many blocks|cpu binding|requires NVIDIA)"
         ),
     ),
     (
@@ -216,6 +216,8 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
     ("other-sense", _linear(r"(?i:another device|reserved device name|virtual filesystem)")),
     # a warning about what will change or run slowly, not a check that failed
     ("not-a-check", _linear(r"(?i:will be deprecated|might result in slow)")),
+    # about how a command-line option was used, when nothing above says more
+    ("api-misuse", _linear(r"^--[a-z]")),
 )
 _COMPLEX = _linear(r"(?i:\bcomplex\b|\bsparse\b|quantized tensor|\bqint|\bquint|\bmkldnn\b|\bnested tensor)")
 
@@ -261,10 +263,12 @@ _INSTALL = _linear(
     r"|package missing)"
 )
 _LOW_PRECISION = _linear(r"(?i:half|bfloat16|bf16|fp16|float16|fp8|float8)")
+_DTYPE_OR_DEVICE = _linear(f"{_DTYPE_WORDS.pattern}|{_DEVICE_WORDS.pattern}")
+_SHAPE_OR_DTYPE = _linear(r"(?i:\bshape or dtype\b)")  # a layout check that names the dtype in passing
 _BOTH_PASSED = _linear(r"(?i:\bpass(?:ed)? both\b)")
 # "precision" as a format's digits or as numerical accuracy, not a dtype.
 _NOT_A_PRECISION = _linear(
-    r"(?i:precision not allowed for this argument|minor precision differences|JitScalarType object|shape or dtype)"
+    r"(?i:precision not allowed for this argument|minor precision differences|JitScalarType object)"
 )
 # A device-only message raised by an installer script is about what to install.
 _INSTALLER_SITE = re.compile(r"(?:^|/)_?(?:auto_)?install\w*\.py:")
@@ -294,12 +298,17 @@ def triage(template: str, site: str = "", kind: str = "", error: str = "") -> st
         return "install-or-build"
     if _INSTALL.search(template):
         return "install-or-build"
-    if template.startswith("--") or _BOTH_PASSED.search(template):
-        return "api-misuse"  # how a command-line option was used ("--x requires --y"), or two exclusive arguments
+    if _BOTH_PASSED.search(template) or (
+        template.startswith("--") and not _DTYPE_OR_DEVICE.search(_named(template.split(". ", 1)[0]))
+    ):
+        # two arguments that exclude each other; how a command-line option was used, a dtype named only in the advice
+        return "api-misuse"
     if _SHAPE.search(template) and not _DTYPE_NOUN.search(template):
         return "shape"
     if _COMPLEX.search(template) and not _LOW_PRECISION.search(template):
         return "complex-sparse-quantized"
+    if _SHAPE_OR_DTYPE.search(template):
+        return "shape"
     if _NOT_A_PRECISION.search(template):
         return "other-sense"
     if _DTYPE_WORDS.search(_named(template)):
