@@ -23,7 +23,7 @@ from dtypefix.kbtools.census import (
     census_dir,
     load_census,
     load_mined,
-    mined_recognised,
+    mined_answered,
     mined_summary,
     recognised_by,
 )
@@ -172,14 +172,9 @@ def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
     rows = load_census(folder)
     census = [(row, recognised_by(row, catalog)) for row in rows] if rows else None
     pages = generate_docs(catalog.entries, census)
-    # Only in-scope messages are counted as recognised or listed as misses, and a wording kept from several
-    # releases is the same text: each distinct in-scope text is explained once (a third of the 24,000 rows).
-    answers: dict[str, str | None] = {}
-    mined = []
-    for row in load_mined(folder / "mined"):
-        if row.scope == "in" and row.text not in answers:
-            answers[row.text] = mined_recognised(row, catalog)
-        mined.append((row, answers.get(row.text) if row.scope == "in" else None))
+    rows_mined = load_mined(folder / "mined")
+    answered = mined_answered(rows_mined, catalog)
+    mined = [(row, answered.get(row.text, False)) for row in rows_mined]
     if mined and "census.md" in pages:
         section, missed = mined_summary(mined)
         pages["census.md"] += "\n" + section
