@@ -268,10 +268,14 @@ def _boundaries(spec: SpecifierSet, versions: list[Version]) -> list[str]:
         bound = Version(clause.version.replace(".*", ""))
         inside = [v for v in versions if v in spec]
         outside = [v for v in versions if v not in spec]
-        if clause.operator in {">=", ">", "~="}:
+        if clause.operator in {">=", "~="}:
             ok = any(v >= bound for v in inside) and any(v < bound for v in outside)
-        elif clause.operator in {"<", "<="}:
+        elif clause.operator == ">":
+            ok = any(v > bound for v in inside) and any(v <= bound for v in outside)
+        elif clause.operator == "<":
             ok = any(v < bound for v in inside) and any(v >= bound for v in outside)
+        elif clause.operator == "<=":
+            ok = any(v <= bound for v in inside) and any(v > bound for v in outside)
         else:  # == / != pin one release: it and a neighbour
             ok = bool(inside) and bool(outside)
         if not ok:
@@ -284,7 +288,7 @@ def _stated(proof: Proof, entries: Mapping[str, KBEntry], census: Iterable[Censu
     kind, _, arg = proof.claim.partition(":")
     if proof.subject.startswith("census:"):
         stem = proof.subject.removeprefix("census:")
-        rows = [r for r in census if r.where.startswith(f"{stem}[") and r.template == proof.template]
+        rows = [r for r in census if r.where.startswith(f"{stem}[") and r.template == proof.template and r.versions]
         if proof.claim != "versions" or not rows:
             return [], f"no census/{stem}.yaml row with this template states `versions`"
         return [row.versions for row in rows], ""

@@ -18,12 +18,16 @@ searching are the I/O around them.
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import re
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +38,10 @@ from packaging.version import InvalidVersion, Version
 from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.entry import KBEntry
 
-from .census import CensusRow, census_dir, load_census
-from .proofs import Check, load_proofs, note_spec, proofs_dir, stated_claims
+from .census import census_dir, load_census
+from .proofs import Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims
 
-__all__ = ["Outcome", "boundary_releases", "candidates", "prove", "record_yaml"]
+__all__ = ["Outcome", "Scanner", "boundary_releases", "candidates", "prove", "record_yaml"]
 
 # Readable members: the code that runs (Python sources and compiled libraries), as ``proofs.verify`` reads them.
 _READABLE = (".py", ".so", ".dylib", ".pyd", ".dll")
@@ -50,9 +54,10 @@ _TORCH_PLATFORMS = (
     ("macosx_10_9_x86_64", "3.6"),
 )
 # What separates the literal runs of a quoted message: elisions and placeholders; then quotes, which the source may
-# write escaped or build from another string.
+# write escaped or build from another string; last, the clauses of a sentence that C++ streams piece by piece.
 _VARIABLE = re.compile(r"\.\.\.|…|\[\.\.\.\]|\{[^}]*\}|<[^>]*>")
 _QUOTES = re.compile(r"[\"'`]")
+_CLAUSES = re.compile(r", |! |\(|\)|: ")
 _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning):\s*")
 _QUOTED = re.compile(r'"([^"]+)"')
 _MIN_LITERAL = 14
@@ -92,8 +97,8 @@ def candidates(text: str) -> list[str]:
     runs: list[str] = []
     for message in quoted:
         for run in _VARIABLE.split(_EXCEPTION.sub("", message)):
-            for part in [run, *_QUOTES.split(run)]:
-                part = part.strip(" .,:;()!")
+            for part in [run, *_QUOTES.split(run), *_CLAUSES.split(run)]:
+                part = part.strip(" .,:;()![]")
                 if len(part) >= _MIN_LITERAL and part not in runs:
                     runs.append(part)
     return sorted(runs, key=len, reverse=True)
@@ -103,10 +108,7 @@ def candidates(text: str) -> list[str]:
 class Outcome:
     """What the artifacts say about one claim."""
 
-    subject: str
-    claim: str
-    library: str
-    spec: str
+    claim: Claim
     wording: str
     """The literal recorded (empty when no candidate was found in any release inside the spec)."""
     checks: tuple[Check, ...]
@@ -153,6 +155,26 @@ def _download(package: str, version: Version, cache: Path) -> Path | None:
     for command in tries:
         if subprocess.run(command, capture_output=True, check=False).returncode == 0:
             return _cached(package, version, cache)
+    return _download_sdist(package, version, cache)
+
+
+def _download_sdist(package: str, version: Version, cache: Path) -> Path | None:
+    """The sdist itself, from the package index's simple page: pip refuses one whose metadata does not build here
+    (DeepSpeed's setup.py wants torch), but the files in it are all a proof reads."""
+    index = f"https://pypi.org/simple/{canonicalize_name(package)}/"
+    try:
+        with urllib.request.urlopen(index, timeout=60) as page:
+            links: list[str] = re.findall(r'href="([^"#]+)', page.read().decode("utf-8"))
+    except OSError:
+        return None
+    names = {f"{stem}-{version}.tar.gz" for stem in (package, package.replace("-", "_"), canonicalize_name(package))}
+    for link in links:
+        name = link.rsplit("/", 1)[-1]
+        if name in names and link.startswith("https://"):
+            target = cache / name
+            with urllib.request.urlopen(link, timeout=300) as body:
+                target.write_bytes(body.read())
+            return target
     return None
 
 
@@ -182,49 +204,77 @@ def _where(artifact: Path, literals: list[str], member: str) -> dict[str, str]:
     return found
 
 
+Scan = Callable[[Path, list[str], str], dict[str, str]]
+
+
+class Scanner:
+    """Reads each artifact once for all the literals the claims of a run want from it (torch's libraries are
+    hundreds of MB unpacked); register them with :meth:`want` before the first read."""
+
+    def __init__(self) -> None:
+        self._wanted: dict[Path, set[str]] = defaultdict(set)
+        self._read: dict[tuple[Path, str], tuple[set[str], dict[str, str]]] = {}
+
+    def want(self, artifact: Path, literals: Iterable[str]) -> None:
+        self._wanted[artifact].update(literals)
+
+    def __call__(self, artifact: Path, literals: list[str], member: str) -> dict[str, str]:
+        done = self._read.get((artifact, member))
+        if done is None or not set(literals) <= done[0]:
+            pending = set(literals) | self._wanted[artifact]
+            done = (pending, _where(artifact, sorted(pending), member))
+            self._read[(artifact, member)] = done
+        return {lit: name for lit, name in done[1].items() if lit in literals}
+
+
 def prove(
-    subject: str, claim: str, library: str, spec: str, literals: list[str], cache: Path, member: str = "*"
+    claim: Claim,
+    literals: list[str],
+    releases: list[Version],
+    artifact: Callable[[Version], Path | None],
+    member: str = "*",
+    scan: Scan = _where,
 ) -> Outcome:
-    """Read the boundary releases of ``spec`` for the first of ``literals`` found inside it (see the module doc)."""
-    spec_set = SpecifierSet(spec.replace(" ", ""))
-    versions = boundary_releases(spec_set, _releases(library))
-    artifacts = {v: _download(library, v, cache) for v in versions}
+    """Read the boundary releases of the claim's spec for the literals (see the module doc): the first one found in a
+    release inside the spec that agrees with it at every boundary is recorded, else the first one found."""
+    spec = SpecifierSet(claim.spec.replace(" ", ""))
+    versions = boundary_releases(spec, releases)
+    artifacts = {v: artifact(v) for v in versions}
     missing = [str(v) for v, a in artifacts.items() if a is None]
     if not versions or missing:
-        why = f"no release of {library} could be downloaded: {', '.join(missing)}" if missing else "no releases"
-        return Outcome(subject, claim, library, spec, "", (), why)
-    seen = {v: _where(a, literals, member) for v, a in artifacts.items() if a is not None}
-    inside = [v for v in versions if v in spec_set]
-    # The first literal found in a release inside the spec and agreeing with it everywhere; else the first found.
+        why = f"no release could be downloaded: {', '.join(missing)}" if missing else "no releases listed"
+        return Outcome(claim, "", (), why)
+    seen = {v: scan(a, literals, member) for v, a in artifacts.items() if a is not None}
+    inside = [v for v in versions if v in spec]
     found = [lit for lit in literals if any(lit in seen[v] for v in inside)]
-    agreeing = [lit for lit in found if all((lit in seen[v]) == (v in spec_set) for v in versions)]
+    agreeing = [lit for lit in found if all((lit in seen[v]) == (v in spec) for v in versions)]
     if not found:
-        return Outcome(subject, claim, library, spec, "", (), "no candidate wording found in the releases inside")
+        return Outcome(claim, "", (), "no candidate wording found in the releases inside")
     wording = (agreeing or found)[0]
     checks = tuple(
-        Check(
-            str(v),
-            wording in seen[v],
-            artifacts[v].name,  # type: ignore[union-attr]
-            seen[v].get(wording, member if member != "*" else "*"),
-        )
-        for v in versions
+        Check(str(v), wording in seen[v], a.name, seen[v].get(wording, member))
+        for v, a in artifacts.items()
+        if a is not None
     )
-    wrong = [c for c in checks if (Version(c.version) in spec_set) != c.present]
+    wrong = [c for c in checks if (Version(c.version) in spec) != c.present]
     problem = ", ".join(f"{c.version}: {'present' if c.present else 'absent'}" for c in wrong)
-    return Outcome(subject, claim, library, spec, wording, checks, f"contradicts `{spec}`: {problem}" if wrong else "")
+    return Outcome(claim, wording, checks, f"contradicts `{claim.spec}`: {problem}" if wrong else "")
 
 
 def _quote(text: str) -> str:
+    """A YAML scalar for ``text``: single-quoted, or double-quoted with escapes where it spans lines."""
+    if "\n" in text or "\\" in text or "\t" in text:
+        return json.dumps(text, ensure_ascii=False)
     return "'" + text.replace("'", "''") + "'"
 
 
-def record_yaml(outcome: Outcome, template: str = "", means: str = "") -> str:
+def record_yaml(outcome: Outcome, means: str = "") -> str:
     """The record as it is appended to ``proofs/<library>.yaml`` (one line per check, as the files are written)."""
-    lines = [f"  - subject: {outcome.subject}", f"    claim: {outcome.claim}"]
-    if template:
-        lines.append(f"    template: {_quote(template)}")
-    lines += [f"    spec: {_quote(outcome.spec)}", f"    wording: {_quote(outcome.wording)}"]
+    claim = outcome.claim
+    lines = [f"  - subject: {claim.subject}", f"    claim: {claim.claim}"]
+    if claim.template:
+        lines.append(f"    template: {_quote(claim.template)}")
+    lines += [f"    spec: {_quote(claim.spec)}", f"    wording: {_quote(outcome.wording)}"]
     if means:
         lines.append(f"    means: {_quote(means)}")
     lines.append("    checked:")
@@ -249,28 +299,16 @@ def _append(folder: Path, library: str, text: str) -> None:
         handle.write(text)
 
 
-def _note_text(entry: KBEntry, claim: str) -> str:
-    found = re.fullmatch(r"messages\[(\d+)\]", claim)
-    return entry.messages[int(found.group(1))] if found else ""
-
-
-def _unproven(
-    entries: Mapping[str, KBEntry], census: list[CensusRow], folder: Path, library: str | None
-) -> Iterator[tuple[str, str, str, str, str, str]]:
-    """(subject, claim, library, spec, text the literals come from, census template) of each unproven note / row."""
-    done = {(p.subject, p.claim, p.template) for p in load_proofs(folder)}
-    for claim in stated_claims(entries, census):
-        if library and claim.library != canonicalize_name(library):
-            continue
-        if (claim.subject, claim.claim, claim.template) in done:
-            continue
-        if claim.subject.startswith("census:"):
-            yield claim.subject, claim.claim, claim.library, claim.spec, claim.template, claim.template
-        elif claim.claim.startswith("messages["):
-            note = _note_text(entries[claim.subject], claim.claim)
-            parsed = note_spec(note)
-            text = note[parsed.end :] if parsed else note
-            yield claim.subject, claim.claim, claim.library, claim.spec, text, ""
+def _wording_source(claim: Claim, entries: Mapping[str, KBEntry]) -> str:
+    """The text a claim's candidate literals come from: the census template, or the note after its spec."""
+    if claim.template:
+        return claim.template
+    found = re.fullmatch(r"messages\[(\d+)\]", claim.claim)
+    if not found or claim.subject not in entries:
+        return ""
+    note = str(entries[claim.subject].messages[int(found.group(1))])
+    parsed = note_spec(note)
+    return note[parsed.end :] if parsed else note
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,44 +321,66 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--means", default="", help="what the wording's presence shows, for a behaviour")
     parser.add_argument("--sweep", action="store_true", help="every unproven note and census row with a wording")
     parser.add_argument("--library", help="with --sweep: only this library")
+    parser.add_argument("--unproven", action="store_true", help="list the claims without a record; read nothing")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/dtypefix-proofs"), help="download folder")
     parser.add_argument("--kb", type=Path, default=builtin_kb_dir(), help="the KB beside proofs/ and census/")
     parser.add_argument("--write", action="store_true", help="append proven records to proofs/<library>.yaml")
     args = parser.parse_args(argv)
-    args.cache.mkdir(parents=True, exist_ok=True)
     entries = {e.id: e for e in load_catalog([args.kb], include_builtin=False, cache_dir=None).entries}
     census = load_census(census_dir(args.kb))
     folder = proofs_dir(args.kb)
-    claims = {(c.subject, c.claim, c.template): c for c in stated_claims(entries, census)}
+    claims = stated_claims(entries, census)
+    done = {(p.subject, p.claim, p.template) for p in load_proofs(folder)}
+    todo = [c for c in claims if (c.subject, c.claim, c.template) not in done]
+    if args.unproven:
+        for c in todo:
+            print(f"{c.library}\t{c.subject}\t{c.claim}\t{c.spec}\t{c.template or _wording_source(c, entries)[:100]}")
+        print(f"{len(todo)} of {len(claims)} claims have no proof record", file=sys.stderr)
+        return 0
     if args.sweep:
-        jobs = list(_unproven(entries, census, folder, args.library))
+        jobs = [
+            (c, candidates(_wording_source(c, entries)))
+            for c in todo
+            if not c.claim.startswith(("affected:", "fixed_in:"))
+            and (not args.library or c.library == canonicalize_name(args.library))
+        ]
     elif args.subject and args.claim:
-        stated = claims.get((args.subject, args.claim, args.template))
-        if stated is None:
+        match = [c for c in claims if (c.subject, c.claim, c.template) == (args.subject, args.claim, args.template)]
+        if not match:
             print(f"{args.subject} states no `{args.claim}` spec that a proof can back", file=sys.stderr)
             return 2
-        text = args.template or _note_text(entries.get(args.subject, next(iter(entries.values()))), args.claim)
-        jobs = [(args.subject, args.claim, stated.library, stated.spec, text, args.template)]
+        jobs = [(match[0], args.wording or candidates(_wording_source(match[0], entries)))]
     else:
         parser.print_usage(sys.stderr)
         return 2
+    args.cache.mkdir(parents=True, exist_ok=True)
+    listed: dict[str, list[Version]] = {}
+    scanner = Scanner()
+    planned: list[tuple[Claim, list[str], Callable[[Version], Path | None]]] = []
+    for claim, literals in jobs:
+        if claim.library not in listed:
+            listed[claim.library] = _releases(claim.library)
+        artifact = functools.partial(_download, claim.library, cache=args.cache)
+        for version in boundary_releases(SpecifierSet(claim.spec.replace(" ", "")), listed[claim.library]):
+            if (path := artifact(version)) is not None:
+                scanner.want(path, literals)
+        planned.append((claim, literals, artifact))
     bad = 0
-    for subject, claim, library, spec, text, template in jobs:
-        literals = args.wording or candidates(text)
+    for claim, literals, fetch in planned:
+        label = f"{claim.subject} {claim.claim}" + (f" [{claim.template[:60]}]" if claim.template else "")
         if not literals:
-            print(f"SKIP {subject} {claim}: no literal wording to search")
+            print(f"SKIP {label}: no literal wording to search")
             continue
-        outcome = prove(subject, claim, library, spec, literals, args.cache, args.file)
-        label = f"{subject} {claim}" + (f" [{template[:60]}]" if template else "")
+        outcome = prove(claim, literals, listed[claim.library], fetch, args.file, scanner)
         if outcome.problem:
             bad += 1
-            print(f"FAIL {label} {library} `{spec}`: {outcome.problem}")
-            for c in outcome.checks:
-                print(f"       {c.version}: {'present' if c.present else 'absent'} {outcome.wording!r}")
+            print(f"FAIL {label} {claim.library} `{claim.spec}`: {outcome.problem}")
+            for check in outcome.checks:
+                print(f"       {check.version}: {'present' if check.present else 'absent'} {outcome.wording!r}")
             continue
-        print(f"OK   {label} {library} `{spec}`: {outcome.wording!r}")
+        print(f"OK   {label} {claim.library} `{claim.spec}`: {outcome.wording!r}")
         if args.write:
-            _append(folder, library, record_yaml(outcome, template, args.means))
+            _append(folder, claim.library, record_yaml(outcome, args.means))
     return 1 if bad else 0
 
 
