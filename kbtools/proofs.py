@@ -54,6 +54,7 @@ __all__ = [
     "proof_problems",
     "proofs_dir",
     "stated_claims",
+    "unbracketed",
     "verify",
 ]
 
@@ -110,6 +111,11 @@ class Proof:
     @property
     def where(self) -> str:
         return f"{self.path.name}[{self.index}] {self.subject} {self.claim}"
+
+    @property
+    def key(self) -> tuple[str, str, str, SpecifierSet | None]:
+        """What it proves: matches :attr:`Claim.key` of the claim it backs (two census rows may share a template)."""
+        return (self.subject, self.claim, self.template, _spec(self.spec))
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,10 @@ class Claim:
     spec: str
     template: str = ""
 
+    @property
+    def key(self) -> tuple[str, str, str, SpecifierSet | None]:
+        return (self.subject, self.claim, self.template, _spec(self.spec))
+
 
 def stated_claims(entries: Mapping[str, KBEntry], census: Iterable[CensusRow]) -> list[Claim]:
     """Every version claim of the KB and the census: bounds, notes that start with a spec, census ``versions``."""
@@ -208,15 +218,14 @@ class Coverage:
 
 def coverage(claims: list[Claim], proofs: list[Proof], problems: Mapping[str, list[str]]) -> Coverage:
     """Tally ``claims`` against ``proofs``; ``problems`` maps a record's ``where`` to what :func:`proof_problems` said."""
-    good: set[tuple[str, str, str]] = set()
-    bad: set[tuple[str, str, str]] = set()
+    good: set[tuple[str, str, str, SpecifierSet | None]] = set()
+    bad: set[tuple[str, str, str, SpecifierSet | None]] = set()
     for proof in proofs:
-        key = (proof.subject, proof.claim, proof.template)
-        (bad if problems.get(proof.where) else good).add(key)
-    proven = [c for c in claims if (c.subject, c.claim, c.template) in good - bad]
-    contradicted = [c for c in claims if (c.subject, c.claim, c.template) in bad]
-    done = {(c.subject, c.claim, c.template) for c in proven + contradicted}
-    unproven = tuple(c for c in claims if (c.subject, c.claim, c.template) not in done)
+        (bad if problems.get(proof.where) else good).add(proof.key)
+    proven = [c for c in claims if c.key in good - bad]
+    contradicted = [c for c in claims if c.key in bad]
+    done = {c.key for c in proven + contradicted}
+    unproven = tuple(c for c in claims if c.key not in done)
     libraries = sorted({c.library for c in claims}, key=lambda n: (-sum(c.library == n for c in claims), n))
     by_library = tuple((n, sum(c.library == n for c in claims), sum(c.library == n for c in proven)) for n in libraries)
     return Coverage(len(claims), len(proven), len(contradicted), unproven, by_library)
@@ -261,7 +270,7 @@ def _spec(text: str) -> SpecifierSet | None:
         return None
 
 
-def _boundaries(spec: SpecifierSet, versions: list[Version]) -> list[str]:
+def unbracketed(spec: SpecifierSet, versions: list[Version]) -> list[str]:
     """Each boundary of ``spec`` that the checked versions do not bracket (a present and an absent side)."""
     missing: list[str] = []
     for clause in spec:
@@ -291,7 +300,8 @@ def _stated(proof: Proof, entries: Mapping[str, KBEntry], census: Iterable[Censu
         rows = [r for r in census if r.where.startswith(f"{stem}[") and r.template == proof.template and r.versions]
         if proof.claim != "versions" or not rows:
             return [], f"no census/{stem}.yaml row with this template states `versions`"
-        return [row.versions for row in rows], ""
+        same = [row.versions for row in rows if _spec(row.versions) == _spec(proof.spec)]
+        return same or [row.versions for row in rows], ""
     entry = entries.get(proof.subject)
     if entry is None:
         return [], "no entry with this id"
@@ -327,7 +337,7 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
             problems.append(f"{proof.library} {check.version}: wording {state}, which contradicts `{proof.spec}`")
     problems.extend(
         f"boundary `{b}` not checked on both sides (a release inside and one outside)"
-        for b in _boundaries(spec, versions)
+        for b in unbracketed(spec, versions)
     )
     stated, problem = _stated(proof, entries, census)
     if problem:

@@ -39,7 +39,7 @@ from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.entry import KBEntry
 
 from .census import census_dir, load_census
-from .proofs import Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims
+from .proofs import Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims, unbracketed
 
 __all__ = ["Outcome", "Scanner", "boundary_releases", "candidates", "prove", "record_yaml"]
 
@@ -51,7 +51,6 @@ _TORCH_PLATFORMS = (
     ("macosx_11_0_arm64", "3.9"),
     ("macosx_10_9_x86_64", "3.9"),
     ("macosx_10_9_x86_64", "3.7"),
-    ("macosx_10_9_x86_64", "3.6"),
 )
 # What separates the literal runs of a quoted message: elisions and placeholders; then quotes, which the source may
 # write escaped or build from another string; last, the clauses of a sentence that C++ streams piece by piece.
@@ -117,17 +116,21 @@ class Outcome:
 
 
 def _releases(package: str) -> list[Version]:
-    out = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", package], capture_output=True, text=True, check=False
-    ).stdout
-    found = re.search(r"Available versions:\s*(.+)", out)
-    versions: list[Version] = []
-    for text in found.group(1).split(",") if found else []:
-        try:
-            versions.append(Version(text.strip()))
-        except InvalidVersion:
-            continue
-    return versions
+    """The releases the index lists (for torch, the union over the macOS targets its old wheels were built for)."""
+    targets: list[list[str]] = [[]]
+    if canonicalize_name(package) == "torch":
+        targets = [["--only-binary=:all:", "--platform", p, "--python-version", py] for p, py in _TORCH_PLATFORMS]
+    versions: set[Version] = set()
+    for target in targets:
+        command = [sys.executable, "-m", "pip", "index", "versions", package, *target]
+        out = subprocess.run(command, capture_output=True, text=True, check=False).stdout
+        found = re.search(r"Available versions:\s*(.+)", out)
+        for text in found.group(1).split(",") if found else []:
+            try:
+                versions.add(Version(text.strip()))
+            except InvalidVersion:
+                continue
+    return sorted(versions)
 
 
 def _cached(package: str, version: Version, cache: Path) -> Path | None:
@@ -258,7 +261,12 @@ def prove(
     )
     wrong = [c for c in checks if (Version(c.version) in spec) != c.present]
     problem = ", ".join(f"{c.version}: {'present' if c.present else 'absent'}" for c in wrong)
-    return Outcome(claim, wording, checks, f"contradicts `{claim.spec}`: {problem}" if wrong else "")
+    if wrong:
+        return Outcome(claim, wording, checks, f"contradicts `{claim.spec}`: {problem}")
+    open_ends = unbracketed(spec, [Version(c.version) for c in checks])
+    if open_ends:
+        return Outcome(claim, wording, checks, f"no release listed on both sides of {', '.join(open_ends)}")
+    return Outcome(claim, wording, checks, "")
 
 
 def _quote(text: str) -> str:
@@ -317,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("claim", nargs="?", help="affected:<pkg> | fixed_in:<pkg> | messages[<i>] | versions")
     parser.add_argument("--wording", action="append", default=[], help="literal to search (repeatable, first found)")
     parser.add_argument("--template", default="", help="census row template (subject census:<library>)")
+    parser.add_argument("--spec", default="", help="which of the census rows sharing the template (their versions)")
     parser.add_argument("--file", default="*", help="member of the artifact to read (default: every .py / library)")
     parser.add_argument("--means", default="", help="what the wording's presence shows, for a behaviour")
     parser.add_argument("--sweep", action="store_true", help="every unproven note and census row with a wording")
@@ -330,8 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     census = load_census(census_dir(args.kb))
     folder = proofs_dir(args.kb)
     claims = stated_claims(entries, census)
-    done = {(p.subject, p.claim, p.template) for p in load_proofs(folder)}
-    todo = [c for c in claims if (c.subject, c.claim, c.template) not in done]
+    done = {p.key for p in load_proofs(folder)}
+    todo = [c for c in claims if c.key not in done]
     if args.unproven:
         for c in todo:
             print(f"{c.library}\t{c.subject}\t{c.claim}\t{c.spec}\t{c.template or _wording_source(c, entries)[:100]}")
@@ -345,7 +354,12 @@ def main(argv: list[str] | None = None) -> int:
             and (not args.library or c.library == canonicalize_name(args.library))
         ]
     elif args.subject and args.claim:
-        match = [c for c in claims if (c.subject, c.claim, c.template) == (args.subject, args.claim, args.template)]
+        match = [
+            c
+            for c in claims
+            if (c.subject, c.claim, c.template) == (args.subject, args.claim, args.template)
+            and (not args.spec or c.key[3] == SpecifierSet(args.spec))
+        ]
         if not match:
             print(f"{args.subject} states no `{args.claim}` spec that a proof can back", file=sys.stderr)
             return 2
