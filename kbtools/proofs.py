@@ -40,7 +40,7 @@ from packaging.version import InvalidVersion, Version
 
 from dtypefix.matcher.entry import KBEntry
 
-from .census import CensusRow
+from .census import CensusRow, census_dir, load_census
 
 __all__ = [
     "Check",
@@ -49,6 +49,7 @@ __all__ = [
     "NoteSpec",
     "Proof",
     "coverage",
+    "kb_coverage",
     "load_proofs",
     "note_spec",
     "proof_problems",
@@ -261,6 +262,15 @@ def load_proofs(folder: Path) -> list[Proof]:
                 )
             )
     return proofs
+
+
+def kb_coverage(kb_dir: Path, entries: Mapping[str, KBEntry]) -> Coverage:
+    """:func:`coverage` of the claims stated by ``entries`` and the census beside ``kb_dir`` by the proofs beside it
+    (what ``dtypefix lint`` reports as a warning count and ``dtypefix docs`` publishes)."""
+    census = load_census(census_dir(kb_dir))
+    proofs = load_proofs(proofs_dir(kb_dir))
+    problems = {p.where: proof_problems(p, entries, census) for p in proofs}
+    return coverage(stated_claims(entries, census), proofs, problems)
 
 
 def _spec(text: str) -> SpecifierSet | None:
