@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
+from .entry import KBEntry
 from .incident import Incident, build_incident
 from .location import locate
 from .notices import notices_only
@@ -20,13 +21,13 @@ from .observation import Note
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
-from .score import check_entries, deciders, score_entries, unknown_inputs
+from .score import check_entries, deciders, match_entry, score_entries, unknown_inputs
 from .traceback import Stack
 
 if TYPE_CHECKING:
     from .history import FrameHistory
 
-__all__ = ["check", "explain", "explain_incident", "incident_from"]
+__all__ = ["answers", "check", "explain", "explain_incident", "incident_from"]
 
 
 def _catalog(catalog: Catalog | None, kb_dirs: Iterable[Path]) -> Catalog:
@@ -119,6 +120,27 @@ def _history(incident: Incident) -> tuple[FrameHistory, ...]:
 
 _LIBRARY_PATH = "-packages"
 """``site-packages`` / ``dist-packages``: the only frames the fix-history index can know."""
+
+
+def answers(text: str, catalog: Catalog) -> bool:
+    """Whether :func:`explain` gives ``text`` an answer, found without ranking every candidate: it stops at the
+    first entry that matches, trying the safety nets first (families whose every pattern is a fallback: they answer
+    most single messages), then the other families. For checking many messages at once (the mined census), where a
+    full explanation of each costs several times more."""
+    incident = incident_from(text)
+    candidates = sorted(catalog.candidates(_words(incident)), key=_likely_answer)
+    for entry in candidates:
+        match = match_entry(entry, incident)
+        if match is not None:
+            # a healthy run's notices get no answer; whether that holds may depend on every match: rank them all
+            return not notices_only(incident, [match]) or bool(explain_incident(incident, catalog).matches)
+    return False
+
+
+def _likely_answer(entry: KBEntry) -> tuple[bool, bool]:
+    """Safety nets first, then families, then causes (the order :func:`answers` tries them in)."""
+    net = entry.is_family and all(pattern.weight == 0 for pattern in entry.errors)
+    return not net, not entry.is_family
 
 
 def explain(
