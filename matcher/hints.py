@@ -24,6 +24,7 @@ HINT_KEYS = (
     "deepspeed-precision",
     "accelerate-precision",
     "process-group-backend",
+    "dispatched-model-moved",
 )
 """Every kind of hint this module reads (the renderers word each; the JSON schema lists them)."""
 
@@ -33,8 +34,7 @@ class Hint:
     """One log line that names an operand and its dtype or device."""
 
     key: str
-    """Which warning it is (``input-ids-device``, ``hidden-states-float32``, ``offload``, ``fsdp-param-dtype``,
-    ``deepspeed-precision``, ``accelerate-precision``, ``process-group-backend``); the renderers word it."""
+    """Which line it is (one of :data:`HINT_KEYS`); the renderers word it."""
     subject: str
     """What the line speaks of (``input_ids``, ``hidden states``, ``parameters``)."""
     value: str
@@ -52,7 +52,9 @@ _SILENT_CAST = lazy_regex(
 )
 # accelerate's big-model dispatch and transformers' quantized-model check: parts of the model live off the GPU.
 _OFFLOAD = lazy_regex(
-    r"Some parameters are on the meta device because they were offloaded to the (?P<where>cpu and disk|cpu|disk)"
+    # older accelerate printed "meta device device"
+    r"Some parameters are on the meta device(?: device)? because they were offloaded to the "
+    r"(?P<where>cpu and disk|cpu|disk)"
     r"|Some modules are dispatched on the (?P<dispatched>CPU or the disk)"
 )
 # FSDP1's MixedPrecision and FSDP2's MixedPrecisionPolicy, as their dataclass repr prints them.
@@ -64,9 +66,11 @@ _ACCELERATE = lazy_regex(r"\bMixed precision type: (?P<mode>fp16|bf16|fp8)\b")
 # collectives). Read from the backend's own log lines (`ProcessGroupNCCL.cpp:…`) or an explicit `backend=`.
 _BACKEND = lazy_regex(r"\bProcessGroup(?P<pg>NCCL|Gloo)\b|\bbackend\s*=\s*[\"']?(?P<named>nccl|gloo)\b")
 _DEVICE_OF_BACKEND = {"nccl": "cuda", "gloo": "cpu"}
+# accelerate's big_modeling wraps .to()/.cuda() of a model dispatched with a device map.
+_DISPATCHED_MOVE = lazy_regex(r"You shouldn't move a model that is dispatched using accelerate hooks")
 _ANY = lazy_regex(
     r"whereas the model is on|silently casted in float32|offloaded to the|dispatched on the CPU|MixedPrecision"
-    r"|_enabled \.|Mixed precision type: |ProcessGroup(?:NCCL|Gloo)|backend\s*="
+    r"|_enabled \.|Mixed precision type: |ProcessGroup(?:NCCL|Gloo)|backend\s*=|dispatched using accelerate hooks"
 )
 
 
@@ -100,4 +104,6 @@ def _read(line: str) -> list[Hint]:
         backend = (match["pg"] or match["named"]).lower()
         device = _DEVICE_OF_BACKEND[backend]
         hints.append(Hint("process-group-backend", "process group", device, "backend", backend, line))
+    if _DISPATCHED_MOVE.search(line):
+        hints.append(Hint("dispatched-model-moved", "model", "device_map", line=line))
     return hints

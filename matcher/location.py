@@ -109,6 +109,8 @@ class _Rules:
     """torch file suffix -> (op, roles of the module call's positional arguments)."""
     copies_to: dict[str, str]
     """Methods that copy a tensor to a fixed device (``tolist`` -> ``cpu``): the destination side of a copy."""
+    scalar_types: dict[str, str]
+    """``c10::ScalarType`` names by number, for messages that print the number."""
 
 
 @functools.cache
@@ -131,14 +133,22 @@ def load_rules() -> _Rules:
         path: (spec, ("input",)) if isinstance(spec, str) else (spec["op"], tuple(spec["arguments"]))
         for path, spec in data["modules"].items()
     }
-    return _Rules(rules, dict(data["methods"]), calls, modules, dict(data.get("copies_to", {})))
+    copies_to = dict(data.get("copies_to", {}))
+    scalar_types = {str(k): v for k, v in data.get("scalar_types", {}).items()}
+    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types)
 
 
 _PREFIX = lazy_regex(r"^(?:struct\s+)?(?:c10::|at::)")
+_DEVICE_REPR = lazy_regex(r"^device\(type='(?P<type>\w+)'(?:, index=(?P<index>\d+))?\)$")
 
 
 def _clean(value: str) -> str:
-    return _PREFIX.sub("", value.strip())
+    """A value as torch prints it today: ``c10::``/``struct`` prefixes removed, ``device(type='cuda', index=0)`` as
+    ``cuda:0``."""
+    value = _PREFIX.sub("", value.strip())
+    if device := _DEVICE_REPR.match(value):
+        return f"{device['type']}:{device['index']}" if device["index"] else device["type"]
+    return value
 
 
 def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tuple[Operand, ...]]:
@@ -166,6 +176,8 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
             role = arguments.get(role, role)
             value = _clean(groups[spec["group"]]) if spec.get("group") in groups else spec.get("value", "")
             value = value.format(**groups) if "{" in value else value
+            if spec.get("numbered"):
+                value = tables.scalar_types.get(value, "")
             origin = "message"
             hint = next((h for h in hints if h.key == spec.get("hint")), None)
             if not value and hint is not None:
@@ -290,19 +302,27 @@ def _tie(
     if binary is not None:
         return binary[0], "", (_tied(operands, binary[1]), binary[2])
     entered = below.function if below is not None else ""
-    node = _call_node(frame.marked or frame.code, entered) or _call_node(frame.code, entered)
-    if node is None:
+    parsed = _call_node(frame.marked or frame.code, entered) or _call_node(frame.code, entered)
+    if parsed is None:
         assigned = _subscript_assignment(frame.code)
         if assigned is None:
             return "", "", (operands, "")
         # ``buf[idx] = scores`` is index_put_(buf, (idx,), scores): destination, indices, source.
         roles = {"self": assigned[0], "indices": assigned[1], "source": assigned[2]}
         return frame.code, "", (tuple(_with_expression(o, roles) for o in operands), "index_put")
+    node, source = parsed
+
+    def text(part: ast.AST) -> str:
+        # As the user wrote it (``-1e9``, ``"cuda"``), where the parsed line still holds it.
+        return ast.get_source_segment(source, part) or _unparse(part)
+
     tables = load_rules()
-    call_text = _unparse(node)
+    call_text = text(node)
     name, receiver = _callee(node.func)
-    args = [_unparse(a) for a in node.args if not isinstance(a, ast.Starred)]
-    keywords = {k.arg: _unparse(k.value) for k in node.keywords if k.arg}
+    if isinstance(node.func, ast.Attribute):
+        receiver = text(node.func.value)
+    args = [text(a) for a in node.args if not isinstance(a, ast.Starred)]
+    keywords = {k.arg: text(k.value) for k in node.keywords if k.arg}
     by_role: dict[str, str] = {}
     module = ""
     module_op, module_roles = _module_op(deeper, tables)
@@ -314,6 +334,8 @@ def _tie(
             target += "[…]"  # a layer inside a Sequential / ModuleList: which one, the frames do not say
         for role, arg in zip(module_roles, args, strict=False):
             by_role[role] = arg
+        if args:
+            by_role.setdefault("input", args[0])  # what the module's own F.linear / conv receives first
         for role, value in keywords.items():
             by_role.setdefault(role, value)
         by_role["weight"] = f"{target}.weight"
@@ -347,9 +369,12 @@ def _destination(operands: tuple[Operand, ...], copies_to: str) -> tuple[Operand
     or a device literal (``.to("cuda")``)."""
     done = []
     for o in operands:
-        literal = _DEVICE_LITERAL.match(o.expression.strip()) if o.kind == "device" and o.expression else None
-        if o.kind == "device" and not o.value and o.expression and (copies_to or literal):
-            o = replace(o, value=copies_to or (literal["device"] if literal else ""), origin="line")
+        if o.kind == "device" and not o.value and o.expression:
+            literal = _DEVICE_LITERAL.match(o.expression.strip())
+            if copies_to and o.role == "device":
+                o = replace(o, value=copies_to, origin="line")
+            elif literal:
+                o = replace(o, value=literal["device"], origin="line")
         done.append(o)
     return tuple(done)
 
@@ -369,25 +394,30 @@ def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Opera
 
 def _binary(code: str) -> tuple[str, dict[str, str], str] | None:
     """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
-    its left and right operands."""
+    its left and right operands, as the line writes them."""
+    source = code.strip().removeprefix("return ")
     try:
-        tree = ast.parse(code.strip().removeprefix("return "))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+
+    def text(part: ast.AST) -> str:
+        return ast.get_source_segment(source, part) or _unparse(part)
+
     statement = tree.body[0] if len(tree.body) == 1 else None
     if isinstance(statement, ast.AugAssign):
         # ``total += loss``: the result of ``total + loss`` is written back into ``total``.
-        left, right = _unparse(statement.target), _unparse(statement.value)
+        left, right = text(statement.target), text(statement.value)
         roles = {"input": left, "self": left, "first": left, "other": right, "result": right, "second": right}
-        return _unparse(statement), roles, ""
+        return text(statement), roles, ""
     node = getattr(statement, "value", None)
     if not isinstance(node, ast.BinOp):
         return None
     if not isinstance(node.op, ast.MatMult) and any(isinstance(side, ast.Call) for side in (node.left, node.right)):
         return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
-    left, right = _unparse(node.left), _unparse(node.right)
+    left, right = text(node.left), text(node.right)
     op = "matmul" if isinstance(node.op, ast.MatMult) else ""
-    return _unparse(node), {"input": left, "weight": right, "self": left, "other": right}, op
+    return text(node), {"input": left, "weight": right, "self": left, "other": right}, op
 
 
 # Receivers that are namespaces, not tensors: ``torch.matmul(a, b)`` is a function call, ``a.matmul(b)`` a method.
@@ -414,22 +444,24 @@ def _module_op(deeper: list[Frame], tables: _Rules) -> tuple[str, tuple[str, ...
     return "", ()
 
 
-def _call_node(code: str, entered: str = "") -> ast.Call | None:
-    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets); the
-    call named ``entered`` when there is one (the next frame is that function: ``nn.Linear(16, 4).to(device)``
-    failed in ``to``, not in the constructor)."""
+def _call_node(code: str, entered: str = "") -> tuple[ast.Call, str] | None:
+    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets), and the
+    text it was parsed from; the call named ``entered`` when there is one (the next frame is that function:
+    ``nn.Linear(16, 4).to(device)`` failed in ``to``, not in the constructor)."""
     text = code.strip()
     if not text or len(text) > 2000:
         return None
     for head in ("return ", "yield ", "await "):
         text = text.removeprefix(head)
     for suffix in ("", ")", "))", ")))"):
+        source = text.rstrip(",") + suffix
         try:
-            tree = ast.parse(text.rstrip(",") + suffix)
+            tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
         named = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and entered and _callee(n.func)[0] == entered]
-        return named[0] if named else _first_call(tree)
+        node = named[0] if named else _first_call(tree)
+        return (node, source) if node is not None else None
     return None
 
 

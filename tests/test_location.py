@@ -205,7 +205,7 @@ SIDES = {
     "dev-nccl-allreduce-cpu-tensor": [("tensor", "cpu", "loss_for_logging", "message"), ("process group", "cuda", "", "log")],
     "dev-meta-forward": [("tensor", "meta", "next_tokens", "message"), ("destination", "cpu", "next_tokens.tolist()", "line")],
     # transformers' `to` only forwards *args/**kwargs: the user's `model.to("cuda")` is tied instead.
-    "dev-meta-to-cuda": [("tensor", "meta", "model", "message"), ("destination", "cuda", "'cuda'", "line")],
+    "dev-meta-to-cuda": [("tensor", "meta", "model", "message"), ("destination", "cuda", '"cuda"', "line")],
     "torch-gradscaler-fp16-params": [("gradients", "float16", "", "message"), ("expected", "float32", "", "message")],
     "torch-gradscaler-bf16-params": [("gradients", "bfloat16", "", "message"), ("expected", "float32", "", "message")],
     "dev-optimizer-state-wrong-device": [("first tensor", "cuda:0", "", "message"), ("second tensor", "cpu", "", "message")],
@@ -261,21 +261,20 @@ def test_a_value_from_a_warning_says_so() -> None:
     from dtypefix.matcher import explain
 
     report = explain((H100 / "h100-torch-sdpa-flash-fp32.log").read_text(encoding="utf-8"))
-    assert "`q` (query, from the warning at this line, float32)" in format_report(report, "en")
-    assert "`q`（query，来自这一行先打印的警告，float32）" in format_report(report, "zh")
+    said = "`q` (query, float32) · `k` (key, float32) · `v` (value, float32) — from the warning at this line"
+    assert said in format_report(report, "en")
+    assert "`v`（value，float32）（均来自这一行先打印的警告）" in format_report(report, "zh")
 
 
 def test_augmented_assignment_writes_into_its_target() -> None:
-    text = """Traceback (most recent call last):
-  File "/home/user/train.py", line 40, in <module>
-    total += loss
-RuntimeError: result type Float can't be cast to the desired output type Long
-"""
-    location = locate(build_incident(text))
+    """kb/torch/inplace-float-update-of-integer-buffer/hierfl-1.log: a float product added in place into a Long
+    buffer; the sides keep the line's own spelling."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "torch" / "inplace-float-update-of-integer-buffer"
+    location = locate(build_incident((kb / "hierfl-1.log").read_text(encoding="utf-8")))
     assert location is not None
     assert [(o.argument, o.value, o.expression) for o in location.operands] == [
-        ("result", "Float", "loss"),
-        ("output", "Long", "total"),
+        ("result", "Float", "torch.mul(w[i][k], s_num[i]/temp_sample_num)"),
+        ("output", "Long", "w_avg[k]"),
     ]
 
 
@@ -292,7 +291,83 @@ RuntimeError: result type Float can't be cast to the desired output type Long
         ("MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, output_dtype=None, "
          "cast_forward_inputs=True)", "fsdp-param-dtype", "torch.bfloat16", "torch.float32"),
         ("Mixed precision type: bf16", "accelerate-precision", "bf16", ""),
+        # Both printed by accelerate before a crash in a public report (older accelerate's "meta device device").
+        ("WARNING:root:Some parameters are on the meta device device because they were offloaded to the cpu.",
+         "offload", "cpu", ""),
+        ("WARNING:accelerate.big_modeling:You shouldn't move a model that is dispatched using accelerate hooks.",
+         "dispatched-model-moved", "device_map", ""),
     ],
 )  # fmt: skip
 def test_more_hints(line: str, key: str, value: str, other_value: str) -> None:
     assert [(h.key, h.value, h.other_value) for h in find_hints(line)] == [(key, value, other_value)]
+
+
+def test_a_required_side_is_not_missing_from_the_line() -> None:
+    location = locate(build_incident((H100 / "h100-torch-ce-float-labels.log").read_text(encoding="utf-8")))
+    en = "\n".join(where_lines(location, "en"))
+    assert "`labels` (target, float32) · expected (int64)\n" in en + "\n"
+
+
+def test_a_library_line_with_devices_gets_a_device_step() -> None:
+    location = locate(build_incident((H100 / "h100-dev-meta-to-cuda.log").read_text(encoding="utf-8")))
+    en = "\n".join(where_lines(location, "en"))
+    assert "keep what you hand it on one device" in en and "one dtype" not in en
+    assert "让你传给它的东西都在同一个设备上" in "\n".join(where_lines(location, "zh"))
+
+
+def test_a_settings_check_gets_no_generic_library_step() -> None:
+    location = locate(build_incident((H100 / "h100-trainer-fp16-and-bf16.log").read_text(encoding="utf-8")))
+    assert location is not None and location.op == "config"
+    assert not any("First step here" in line for line in where_lines(location, "en"))
+
+
+def test_caret_markers_pick_the_binary_operation() -> None:
+    """Python 3.12 underlines ``grad_y.t() @ h`` (``~~~^~~``) on a line that also holds an assignment and a comment."""
+    text = (H100 / "h100-autograd-fn-autocast-no-custom-fwd.log").read_text(encoding="utf-8")
+    location = locate(build_incident(text))
+    assert location is not None and location.call == "grad_y.t() @ h"
+    assert [(o.argument, readable_value(o.value), o.expression) for o in location.operands] == [
+        ("mat1", "float32", "grad_y.t()"),
+        ("mat2", "bfloat16", "h"),
+    ]
+
+
+def test_no_cast_towards_a_device_literal() -> None:
+    """kb/family/meta-tensor/lora-scripts-529.log: ``unet.to("cpu")`` on a meta model; the literal is where the data
+    should go, not a tensor to cast the model towards."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "family" / "meta-tensor" / "lora-scripts-529.log"
+    location = locate(build_incident(kb.read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("tensor", "meta", "unet"),
+        ("destination", "cpu", '"cpu"'),
+    ]
+    assert ".to(" not in "\n".join(where_lines(location, "en"))
+
+
+@pytest.mark.parametrize(
+    ("log", "cast"),
+    [
+        # A process group, a Python scalar and an LSTM's (h0, c0) tuple have no .to(): no cast is offered.
+        ("kb/fsdp/fsdp2-cpu-offload-grad-norm-on-nccl-only-group/hyper-parallel-612.log", ""),
+        ("tests/data/recorded/h100-torch-fp16-masked-fill-overflow.log", ""),
+        ("tests/data/recorded/h100-dev-tensor-created-in-forward.log", ""),
+        # An operation as the side to cast towards keeps its brackets before .dtype.
+        ("kb/devices/int8-lora-on-pre-turing-gpu-in-mixed-box/unsloth-212.log", "(h.t()).to((dY @ downB.t()).dtype)"),
+    ],
+)
+def test_casts_only_between_tensors(log: str, cast: str) -> None:
+    from dtypefix.cli.where_words import _cast
+
+    path = Path(__file__).resolve().parents[1] / log
+    location = locate(build_incident(path.read_text(encoding="utf-8")))
+    assert location is not None and _cast(location) == cast
+
+
+def test_hint_values_in_chinese_have_no_english_joins() -> None:
+    """transformers' "Some modules are dispatched on the CPU or the disk" (census transformers[31])."""
+    from dtypefix.matcher.location import Location
+
+    hints = find_hints("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit")
+    zh = "\n".join(where_lines(Location(None, False, None, "", "", "", (), hints), "zh"))
+    assert "accelerate 把部分参数卸载到了 cpu或disk" in zh and " or " not in zh
