@@ -173,6 +173,15 @@ def lint(
         typer.echo(str(problem))
     count = sum(1 for t in targets for _ in entry_files(t))
     entries = f"{count} entr{'y' if count == 1 else 'ies'}"
+    if base is not None and base.resolve() in targets:  # the whole KB: how many version claims a proof backs
+        from dtypefix.kbtools.proofs import kb_coverage
+
+        covered = kb_coverage(base, {e.id: e for e in catalog.entries})
+        typer.echo(
+            f"dtypefix lint: warning: {len(covered.unproven)} of {covered.total} version claims have no proof record "
+            "(list them: python -m dtypefix.kbtools.prove --unproven)",
+            err=True,
+        )
     if problems:
         typer.echo(f"dtypefix lint: {len(problems)} problem(s) in {entries} (against the KB in {main_kb})", err=True)
         return 1
