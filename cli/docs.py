@@ -23,10 +23,11 @@ from dtypefix.kbtools.census import (
     census_dir,
     load_census,
     load_mined,
-    mined_recognised,
+    mined_answered,
     mined_summary,
     recognised_by,
 )
+from dtypefix.kbtools.proofs import Coverage, kb_coverage, proofs_dir
 from dtypefix.matcher import KBEntry
 from dtypefix.matcher.catalog import Catalog, builtin_kb_dir
 
@@ -165,6 +166,37 @@ def _census_page(census: list[tuple[CensusRow, str | None]], kinds: dict[str, st
     return "\n".join(lines) + "\n"
 
 
+def _proofs_page(covered: Coverage) -> str:
+    """How many version claims (bounds, wording-by-version notes, census ``versions``) a proof record backs."""
+    share = f"{100 * covered.proven / covered.total:.0f} %" if covered.total else "—"
+    lines = [
+        _HEADER + "# Version claims proven in released artifacts",
+        "",
+        f"{covered.proven} of {covered.total} version claims ({share}) are backed by a proof record that read the "
+        "released artifacts on both sides of each boundary (`proofs/*.yaml`, format in `proofs/README.md`); "
+        f"{covered.contradicted} are contradicted by their record (`dtypefix lint` fails those). A claim is an entry's "
+        "`affected` / `fixed_in` bound, a `messages` note that starts with `<package> <versions>:`, or a census row's "
+        "`versions`. Write a record with `python -m dtypefix.kbtools.prove SUBJECT CLAIM [--wording TEXT] --write`; "
+        "`python -m dtypefix.kbtools.proofs verify DIR` re-reads every artifact.",
+        "",
+        "| library | claims | proven |",
+        "| --- | --- | --- |",
+    ]
+    lines += [f"| {name} | {total} | {proven} |" for name, total, proven in covered.by_library]
+    lines += [
+        "",
+        "## Claims without a proof record",
+        "",
+        "| library | subject | claim | versions |",
+        "| --- | --- | --- | --- |",
+    ]
+    for claim in sorted(covered.unproven, key=lambda c: (c.library, c.subject, c.claim, c.template)):
+        subject = _link_id(claim.subject) if claim.subject.startswith("DTF") else claim.subject
+        what = (claim.claim + (f" `{claim.template[:70]}`" if claim.template else "")).replace("|", "\\|")
+        lines.append(f"| {claim.library} | {subject} | {what} | `{claim.spec}` |")
+    return "\n".join(lines) + "\n"
+
+
 def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
     """The pages for ``catalog``, with the census page when a census sits beside ``kb_dir`` (a checkout; the
     package's own ``kb/`` when not given)."""
@@ -172,11 +204,17 @@ def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
     rows = load_census(folder)
     census = [(row, recognised_by(row, catalog)) for row in rows] if rows else None
     pages = generate_docs(catalog.entries, census)
-    mined = [(row, mined_recognised(row, catalog)) for row in load_mined(folder / "mined")]
+    rows_mined = load_mined(folder / "mined")
+    answered = mined_answered(rows_mined, catalog)
+    mined = [(row, answered.get(row.text, False)) for row in rows_mined]
     if mined and "census.md" in pages:
         section, missed = mined_summary(mined)
         pages["census.md"] += "\n" + section
         pages["census-mined.md"] = _HEADER + missed
+    if proofs_dir(kb_dir or builtin_kb_dir()).is_dir():
+        pages["proofs.md"] = _proofs_page(kb_coverage(kb_dir or builtin_kb_dir(), {e.id: e for e in catalog.entries}))
+        index = "[condition vocabulary](conditions.md)"
+        pages["README.md"] = pages["README.md"].replace(index, f"{index} · [version claims proven](proofs.md)", 1)
     return pages
 
 

@@ -35,15 +35,44 @@ from pathlib import Path
 
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from dtypefix.matcher.entry import KBEntry
 
-from .census import CensusRow
+from .census import CensusRow, census_dir, load_census
 
-__all__ = ["Check", "Proof", "load_proofs", "proof_problems", "proofs_dir", "verify"]
+__all__ = [
+    "Check",
+    "Claim",
+    "Coverage",
+    "NoteSpec",
+    "Proof",
+    "coverage",
+    "kb_coverage",
+    "load_proofs",
+    "note_spec",
+    "proof_problems",
+    "proofs_dir",
+    "stated_claims",
+    "unbracketed",
+    "verify",
+]
 
-_NOTE_SPEC = re.compile(r"^\s*(?P<name>[A-Za-z0-9][\w.-]*)\s*(?P<spec>(?:[<>=!~]=?\s*[\w.+*]+\s*,?\s*)+):")
+_VERSION = r"\d+(?:\.(?:\d+|x))*"
+# `torch >= 2.8:`, `accelerate 0.30-1.7:` (0.30 up to the last 1.7.x), `accelerate 1.7+:`, `torch 1.12.0 only:`,
+# each optionally followed by a parenthesis or `on <device>` before the colon. Anything else before the version
+# (`DeepSpeed inference 0.12.6 - 0.15.1:`) or an approximate one (`~4.5-4.8`, `>= 0.0.21 or so`) is not a claim.
+_NOTE_SPEC = re.compile(
+    r"^\s*(?P<name>[A-Za-z][\w.-]*)\s*(?:"
+    r"(?P<spec>(?:[<>=!~]=?\s*[\w.+*]+\s*,?\s*)+)"
+    rf"|(?P<low>{_VERSION})\s*[-–]\s*(?P<high>{_VERSION})\s*"
+    rf"|(?P<plus>{_VERSION})\+\s*"
+    rf"|(?P<only>{_VERSION})\s+only\s*"
+    r")(?:\([^()]*\)\s*|on\s+[\w.]+\s*)?:"
+)
+# Names a note may use for a package besides its PyPI name.
+_ALIASES = {"te": "transformer-engine"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +113,124 @@ class Proof:
     def where(self) -> str:
         return f"{self.path.name}[{self.index}] {self.subject} {self.claim}"
 
+    @property
+    def key(self) -> tuple[str, str, str, SpecifierSet | None]:
+        """What it proves: matches :attr:`Claim.key` of the claim it backs (two census rows may share a template)."""
+        return (self.subject, self.claim, self.template, _spec(self.spec))
+
+
+@dataclass(frozen=True)
+class NoteSpec:
+    """The package and PEP 440 spec a ``messages`` note starts with (``accelerate 0.30-1.7:`` is ``>=0.30,<1.8``)."""
+
+    library: str
+    """Canonical PyPI name."""
+    spec: str
+    end: int
+    """Where the note's text after the colon begins."""
+
+
+def _after(version: str) -> str:
+    """The first version after every ``version`` release: ``1.7`` and ``1.7.x`` -> ``1.8``, ``0.15.1`` -> ``0.15.2``."""
+    parts = version.split(".")
+    if parts[-1] == "x":
+        parts = parts[:-1]
+    parts[-1] = str(int(parts[-1]) + 1)
+    return ".".join(parts)
+
+
+def _floor(version: str) -> str:
+    parts = [p for p in version.split(".") if p != "x"]
+    return ".".join(parts) if len(parts) > 1 else f"{parts[0]}.0"
+
+
+def note_spec(text: str) -> NoteSpec | None:
+    """What a note claims, or None when it does not start with a package and a version range (see ``_NOTE_SPEC``)."""
+    found = _NOTE_SPEC.match(text)
+    if found is None:
+        return None
+    name = canonicalize_name(found.group("name"))
+    library = _ALIASES.get(name, name)
+    if found.group("low"):
+        spec = f">={_floor(found.group('low'))},<{_after(found.group('high'))}"
+    elif found.group("plus"):
+        spec = f">={_floor(found.group('plus'))}"
+    elif found.group("only"):
+        spec = f"=={found.group('only')}"
+    else:
+        clauses = []
+        for clause in found.group("spec").replace(" ", "").strip(",").split(","):
+            op, version = re.fullmatch(r"([<>=!~]=?)(.*)", clause).groups()  # type: ignore[union-attr]
+            if version.endswith(".x"):
+                op, version = ("<", _after(version)) if op in {"<=", "<"} else (op, _floor(version))
+            clauses.append(f"{op}{version}")
+        spec = ",".join(clauses)
+    return NoteSpec(library, spec, found.end())
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement about releases that a proof record can back."""
+
+    subject: str
+    claim: str
+    library: str
+    spec: str
+    template: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, SpecifierSet | None]:
+        return (self.subject, self.claim, self.template, _spec(self.spec))
+
+
+def stated_claims(entries: Mapping[str, KBEntry], census: Iterable[CensusRow]) -> list[Claim]:
+    """Every version claim of the KB and the census: bounds, notes that start with a spec, census ``versions``."""
+    claims: list[Claim] = []
+    for entry in sorted(entries.values(), key=lambda e: e.id):
+        for name, spec in entry.affected.items():
+            claims.append(Claim(entry.id, f"affected:{name}", canonicalize_name(name), str(spec)))
+        for name, version in entry.fixed_in.items():
+            claims.append(Claim(entry.id, f"fixed_in:{name}", canonicalize_name(name), f">={version}"))
+        for index, text in enumerate(entry.messages):
+            note = note_spec(text)
+            if note is not None:
+                claims.append(Claim(entry.id, f"messages[{index}]", note.library, note.spec))
+    for row in census:
+        if row.versions:
+            stem = row.where.split("[", 1)[0]
+            claims.append(
+                Claim(f"census:{stem}", "versions", canonicalize_name(row.library), row.versions, row.template)
+            )
+    return claims
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of the stated claims a proof record establishes, and which do not have one."""
+
+    total: int
+    proven: int
+    contradicted: int
+    """Claims with a record that does not establish them (lint fails these)."""
+    unproven: tuple[Claim, ...]
+    by_library: tuple[tuple[str, int, int], ...]
+    """(library, claims, proven), most claims first."""
+
+
+def coverage(claims: list[Claim], proofs: list[Proof], problems: Mapping[str, list[str]]) -> Coverage:
+    """Tally ``claims`` against ``proofs``; ``problems`` maps a record's ``where`` to what :func:`proof_problems` said."""
+    good: set[tuple[str, str, str, SpecifierSet | None]] = set()
+    bad: set[tuple[str, str, str, SpecifierSet | None]] = set()
+    for proof in proofs:
+        (bad if problems.get(proof.where) else good).add(proof.key)
+    proven = [c for c in claims if c.key in good - bad]
+    contradicted = [c for c in claims if c.key in bad]
+    done = {c.key for c in proven + contradicted}
+    unproven = tuple(c for c in claims if c.key not in done)
+    libraries = sorted({c.library for c in claims}, key=lambda n: (-sum(c.library == n for c in claims), n))
+    by_library = tuple((n, sum(c.library == n for c in claims), sum(c.library == n for c in proven)) for n in libraries)
+    return Coverage(len(claims), len(proven), len(contradicted), unproven, by_library)
+
 
 def proofs_dir(kb_dir: Path) -> Path:
     """The proofs beside a KB checkout (``<repo>/proofs`` next to ``<repo>/kb``)."""
@@ -117,6 +264,15 @@ def load_proofs(folder: Path) -> list[Proof]:
     return proofs
 
 
+def kb_coverage(kb_dir: Path, entries: Mapping[str, KBEntry]) -> Coverage:
+    """:func:`coverage` of the claims stated by ``entries`` and the census beside ``kb_dir`` by the proofs beside it
+    (what ``dtypefix lint`` reports as a warning count and ``dtypefix docs`` publishes)."""
+    census = load_census(census_dir(kb_dir))
+    proofs = load_proofs(proofs_dir(kb_dir))
+    problems = {p.where: proof_problems(p, entries, census) for p in proofs}
+    return coverage(stated_claims(entries, census), proofs, problems)
+
+
 def _spec(text: str) -> SpecifierSet | None:
     try:
         return SpecifierSet(text.replace(" ", ""))
@@ -124,17 +280,21 @@ def _spec(text: str) -> SpecifierSet | None:
         return None
 
 
-def _boundaries(spec: SpecifierSet, versions: list[Version]) -> list[str]:
+def unbracketed(spec: SpecifierSet, versions: list[Version]) -> list[str]:
     """Each boundary of ``spec`` that the checked versions do not bracket (a present and an absent side)."""
     missing: list[str] = []
     for clause in spec:
         bound = Version(clause.version.replace(".*", ""))
         inside = [v for v in versions if v in spec]
         outside = [v for v in versions if v not in spec]
-        if clause.operator in {">=", ">", "~="}:
+        if clause.operator in {">=", "~="}:
             ok = any(v >= bound for v in inside) and any(v < bound for v in outside)
-        elif clause.operator in {"<", "<="}:
+        elif clause.operator == ">":
+            ok = any(v > bound for v in inside) and any(v <= bound for v in outside)
+        elif clause.operator == "<":
             ok = any(v < bound for v in inside) and any(v >= bound for v in outside)
+        elif clause.operator == "<=":
+            ok = any(v <= bound for v in inside) and any(v > bound for v in outside)
         else:  # == / != pin one release: it and a neighbour
             ok = bool(inside) and bool(outside)
         if not ok:
@@ -147,10 +307,11 @@ def _stated(proof: Proof, entries: Mapping[str, KBEntry], census: Iterable[Censu
     kind, _, arg = proof.claim.partition(":")
     if proof.subject.startswith("census:"):
         stem = proof.subject.removeprefix("census:")
-        rows = [r for r in census if r.where.startswith(f"{stem}[") and r.template == proof.template]
+        rows = [r for r in census if r.where.startswith(f"{stem}[") and r.template == proof.template and r.versions]
         if proof.claim != "versions" or not rows:
             return [], f"no census/{stem}.yaml row with this template states `versions`"
-        return [row.versions for row in rows], ""
+        same = [row.versions for row in rows if _spec(row.versions) == _spec(proof.spec)]
+        return same or [row.versions for row in rows], ""
     entry = entries.get(proof.subject)
     if entry is None:
         return [], "no entry with this id"
@@ -160,10 +321,10 @@ def _stated(proof: Proof, entries: Mapping[str, KBEntry], census: Iterable[Censu
         return [f">={entry.fixed_in[arg]}"], ""  # the fix is present from that release on
     found = re.fullmatch(r"messages\[(\d+)\]", proof.claim)
     if found and int(found.group(1)) < len(entry.messages):
-        note = _NOTE_SPEC.match(entry.messages[int(found.group(1))])
-        if note is None or note.group("name") != proof.library:
+        note = note_spec(entry.messages[int(found.group(1))])
+        if note is None or note.library != canonicalize_name(proof.library):
             return [], f"the note does not start with `{proof.library} <spec>:`"
-        return [note.group("spec")], ""
+        return [note.spec], ""
     return [], f"the entry states no `{proof.claim}`"
 
 
@@ -186,7 +347,7 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
             problems.append(f"{proof.library} {check.version}: wording {state}, which contradicts `{proof.spec}`")
     problems.extend(
         f"boundary `{b}` not checked on both sides (a release inside and one outside)"
-        for b in _boundaries(spec, versions)
+        for b in unbracketed(spec, versions)
     )
     stated, problem = _stated(proof, entries, census)
     if problem:

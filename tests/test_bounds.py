@@ -272,6 +272,6 @@ def test_lint_fails_a_claim_the_proof_contradicts(tmp_path: Path) -> None:
     (tmp_path / "proofs" / "torch.yaml").write_text(yaml.safe_dump({"library": "torch", "records": [record]}))
     problems = [p for p in lint_paths([path], load_catalog(cache_dir=None)) if p.path.name == "torch.yaml"]
     assert [p.message for p in problems] == [
-        "DTF9003 messages[1]: the subject states `>= 2.5`, the proof establishes `>=2.8`"
+        "DTF9003 messages[1]: the subject states `>=2.5`, the proof establishes `>=2.8`"
     ]
     assert problems[0].line == 3
