@@ -174,8 +174,8 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
         "api-misuse",
         _linear(
             r"(?i:device (string|ordinal|index|id|type at start)|device_(id|index|ids)\b|\bordinal\b|\bkwarg|argument"
-            r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bset_device\b|\bscheme\b"
-            # a value of the wrong kind, a missing one, a command-line flag, a legacy or pickling API
+            r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bscheme\b"
+            # a value of the wrong kind or a missing one, a legacy or pickling API, two arguments that exclude each other
             r"|\bJSON\b|\ban int\b|\binteger\b|\bstr\b|torch\.device\b|\bnegative\b|\bparse\b|\blegacy\b|\bpickl"
             r"|\bprovided?\b|must (?:not )?be specified|\binfer\b|\bdetermine\b|\bnotebook\b|map location|device[_-]ids\b"
             r"|\bis required (?:when|for)\b|\biterator\b|\bdeclare\b|(?:must not|can ?not) be None\b|\bnon-empty\b|\bPIL\b|simultaneously"
