@@ -128,7 +128,10 @@ class ErrorCondition:
 
     def _cut(self, incident: Incident) -> ErrorHit | None:
         """A message pasted without its type and cut after its first clause ("mat1 and mat2 must have the same
-        dtype"): the start of the pattern's literal text, long enough (a few words) to say which message it is."""
+        dtype"): the start of the pattern's literal text, long enough (a few words) to say which message it is.
+        Only an input without an exception of its own is read so (a short paste; a log's typed error is the error)."""
+        if incident.has_own_exception:
+            return None
         for exc_type, message in incident.exceptions:
             if exc_type:
                 continue  # a typed line is the whole message as printed
