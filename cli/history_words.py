@@ -80,8 +80,14 @@ def _short(text: str) -> str:
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def _code(change: Change, lang: str) -> str:
+def _code(change: Change, failed: str, lang: str) -> str:
+    """The added line to quote: for a change to the failing line, the one most like it (a change can touch several
+    places of a function); otherwise the first."""
     added = [line for line in change.new if line]
+    if added and change.closeness == "line" and failed:
+        from difflib import SequenceMatcher  # only when there is an answer: start-up does not pay for it
+
+        return code_span(_short(max(added, key=lambda line: SequenceMatcher(None, line, failed).ratio())))
     if added:
         return code_span(_short(added[0]))
     removed = [line for line in change.old if line]
@@ -112,7 +118,7 @@ def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
         lang,
         lib=frame.library,
         release=change.release,
-        code=_code(change, lang),
+        code=_code(change, frame.code, lang),
         pr=_pr(change, lang) + moved,
         have=have,
         function=change.function,

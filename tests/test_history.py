@@ -382,3 +382,11 @@ def test_a_same_named_function_in_a_file_that_stayed_is_not_taken_for_a_moved_on
     frame = Frame("/venv/lib/python3.11/site-packages/fixlib/gone/keep.py", 6, "blend", "return torch.matmul(y, w)")
     old = {"fixlib": PackageVersion("fixlib", "1.0.0", "freeze")}
     assert fix_history([frame], old, folder=str(moved_index)) == ()
+
+
+def test_a_change_to_the_failing_line_quotes_the_line_that_replaced_it() -> None:
+    """The 0.33.0 change to PixArtSigmaPipeline.__call__ touched several places; the first screen quotes the one
+    that replaced the line that failed, not the first added line of the function."""
+    case = yaml.safe_load((DEV / "diffusers-8391.yaml").read_text(encoding="utf-8"))
+    en = "\n".join(history_lines(explain(case["log"]), "en"))
+    assert "changed this line: `image = self.vae.decode(latents.to(self.vae.dtype) /" in en
