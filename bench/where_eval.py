@@ -58,9 +58,9 @@ class Outcome:
     where: str
 
 
-def _blind() -> list[Case]:
+def _blind(folder: Path = BLIND) -> list[Case]:
     cases = []
-    for path in sorted(BLIND.glob("*.yaml")):
+    for path in sorted(folder.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         values = tuple(v for v in data.get("operands") or [] if _is_value(v))
         cases.append(Case(f"blind/{data['id']}", data["log"], data["kind"] == "positive", data.get("site"), values))
@@ -132,12 +132,13 @@ def evaluate(case: Case, catalog: Any) -> Outcome:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures only, as JSON")
-    parser.add_argument("--only", choices=("blind20", "h100"), help="evaluate one set")
+    parser.add_argument("--only", choices=("blind", "h100"), help="evaluate one set")
+    parser.add_argument("--sample", type=Path, default=BLIND, help="the blind sample's folder (default tests/blind20)")
     args = parser.parse_args(argv)
     catalog = load_catalog([ROOT / "kb"])
     figures: dict[str, Any] = {}
-    for label, load in (("blind20", _blind), ("h100", _recordings)):
-        if args.only and label != args.only:
+    for label, load in ((args.sample.name, lambda: _blind(args.sample)), ("h100", _recordings)):
+        if args.only and (label == "h100") != (args.only == "h100"):
             continue
         cases = load()
         outcomes = [evaluate(c, catalog) for c in cases]

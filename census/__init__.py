@@ -1,1 +1,1 @@
-"""The message census (KB-editing data, see README.md); installed only for ``operands.yaml``, which the matcher reads."""
+"""The message census (KB-editing data, see README.md); installed only for ``operands.json`` (generated from ``operands.yaml``), which the matcher reads."""

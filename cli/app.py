@@ -6,16 +6,14 @@ error, 130 interrupted.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from typing import Annotated
 
 import click
 import typer
 
-from .failure import say_failure, say_unwritable
-from .inputs import InputError
+from .failure import say
+from .guard import guarded, prepare_streams
 from .options import SETTINGS, app
 
 __all__ = ["app", "main", "run"]
@@ -72,45 +70,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _register()  # imports every command: a Ctrl-C can land here on a slow start
     except KeyboardInterrupt:
-        with contextlib.suppress(OSError, ValueError):
-            typer.echo("dtypefix: interrupted", err=True)
+        say("dtypefix: interrupted")
         return 130
     argv = sys.argv[1:] if argv is None else argv
-    for stream in (sys.stdout, sys.stderr):
-        # A terminal or pipe that is not UTF-8 (PYTHONIOENCODING=ascii, a latin-1 locale) gets degraded characters
-        # instead of nothing at all.
-        if stream is not None and hasattr(stream, "reconfigure"):
-            with contextlib.suppress(ValueError, OSError):
-                stream.reconfigure(errors="replace")
-    if sys.stdout is None and argv[:1] != ["run"]:  # `run` still runs its command (its output is dropped)
-        say_unwritable(OSError("standard output is closed"))
-        return 2
+    refused = prepare_streams(argv)
+    if refused is not None:
+        return refused
     command = _command_for(argv)
-    try:
-        result = command.main(args=argv, prog_name="dtypefix", standalone_mode=False)
-    except InputError as exc:
-        typer.echo(f"dtypefix: error: {exc}", err=True)
-        return 2
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:  # usage errors (exit 2) and the like, shown as click shows them
-        exc.show()
-        return exc.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        typer.echo("dtypefix: interrupted", err=True)
-        return 130
-    except BrokenPipeError:
-        # The reader (head, less) went away: stop quietly, as grep does.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except OSError as exc:  # writing the answer failed: a full disk, a closed descriptor
-        say_unwritable(exc)
-        return 2
-    except Exception as exc:
-        say_failure(exc)
-        return 2
-    return result if isinstance(result, int) else 0
+
+    def invoke() -> int:
+        try:
+            result = command.main(args=argv, prog_name="dtypefix", standalone_mode=False)
+        except click.exceptions.Exit as exc:
+            return exc.exit_code
+        except click.ClickException as exc:  # usage errors (exit 2) and the like, shown as click shows them
+            exc.show()
+            return exc.exit_code
+        except click.exceptions.Abort as exc:
+            raise KeyboardInterrupt from exc
+        return result if isinstance(result, int) else 0
+
+    return guarded(invoke)
 
 
 def run() -> None:

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dtypefix.matcher.configs import Config
 from dtypefix.matcher.explain import check as check_settings
 from dtypefix.matcher.explain import explain_incident, incident_from
 from dtypefix.matcher.observation import Note
-from dtypefix.matcher.result import Report
 
+from .explain_command import attachments, explain_command, explain_input, report_document
 from .failure import say_failure
 from .formats import Document, emit
-from .inputs import InputError, read_config, read_text_file, this_env_freeze
-from .json_output import entry_json, report_json, search_json
-from .markdown import format_check, format_entry, format_report, format_search
+from .inputs import InputError, read_text_file, this_env_freeze
+from .json_output import entry_json, search_json
+from .markdown import format_entry, format_search
 from .options import (
     ConfigOption,
     FormatOption,
@@ -31,7 +29,6 @@ from .options import (
     catalog_for,
     lang_of,
 )
-from .sources import source_for
 
 KbRootOption = Annotated[
     Path | None,
@@ -42,48 +39,6 @@ DetailsOption = Annotated[
     bool,
     typer.Option("--details", help="Add every piece of evidence, the cause, every fix step and the references."),
 ]
-
-
-@dataclass(frozen=True)
-class _Attachments:
-    """What ``--freeze``, ``--this-env`` and ``--config`` brought, each file read once."""
-
-    freeze: list[str]
-    configs: list[Config]
-    config_texts: dict[str, str]
-    """File name -> text, for ``report``, which shows the configs (redacted)."""
-    environment: str = ""
-    """``--this-env``: this interpreter's packages as freeze lines (evidence says "this environment")."""
-
-
-def _attachments(freeze: list[str] | None, configs: list[str] | None, this_env: bool) -> _Attachments:
-    texts = [read_text_file(path, "freeze") for path in freeze or []]
-    read = {Path(path).name: read_config(path) for path in configs or []}
-    return _Attachments(
-        texts,
-        [config for _, config in read.values()],
-        {n: t for n, (t, _) in read.items()},
-        this_env_freeze() if this_env else "",
-    )
-
-
-def _explain_input(
-    file: str | None, freeze: list[str] | None, config: list[str] | None, this_env: bool, kb: list[Path] | None
-) -> tuple[Report, _Attachments]:
-    """The shared start of ``explain`` and ``report``: read the log and attachments, score against the KB."""
-    text = source_for(file).read()
-    attached = _attachments(freeze, config, this_env)
-    incident = incident_from(text, freeze=attached.freeze, configs=attached.configs, environment=attached.environment)
-    return explain_incident(incident, catalog_for(kb)), attached
-
-
-def _report_document(report: Report, lang: str, top: int, command: str, details: bool = False) -> Document:
-    def markdown() -> str:
-        if command == "check":
-            return format_check(report, lang, details)
-        return format_report(report, lang, top, details)
-
-    return Document(markdown, lambda: report_json(report, command), report, lang)
 
 
 LogArgument = Annotated[
@@ -115,9 +70,7 @@ def explain(
 
     Example: torchrun train.py 2>&1 | dtypefix explain --config ds_z3.json --this-env
     """
-    report, _ = _explain_input(file, freeze, config, this_env, kb)
-    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), top, "explain", details))
-    return 0 if report.found else 1
+    return explain_command(file, freeze, config, this_env, lang, fmt, top, details, kb)
 
 
 @app.command()
@@ -164,7 +117,7 @@ def check(
     """
     if not config and not freeze and not this_env and not flags:
         raise InputError("nothing to check: give --config, --freeze, --this-env or --flags")
-    attached = _attachments(freeze, config, this_env)
+    attached = attachments(freeze, config, this_env)
     report = check_settings(
         freeze=attached.freeze,
         configs=attached.configs,
@@ -172,7 +125,7 @@ def check(
         catalog=catalog_for(kb),
         environment=attached.environment,
     )
-    emit(fmt, sys.stdout, _report_document(report, lang_of(lang), 0, "check", details))
+    emit(fmt, sys.stdout, report_document(report, lang_of(lang), 0, "check", details))
     return 1 if report.found else 0
 
 
@@ -503,7 +456,7 @@ def run(
         report = explain_incident(incident, catalog_for(kb))
         if report.found:
             sys.stderr.write("\n")
-            emit(fmt, sys.stderr, _report_document(report, lang_of(lang), top, "run", details))
+            emit(fmt, sys.stderr, report_document(report, lang_of(lang), top, "run", details))
     except Exception as exc:
         say_failure(exc)
     return result.returncode
@@ -527,7 +480,7 @@ def report(
     """
     from .report import format_bug_report, report_data
 
-    result, attached = _explain_input(file, freeze, config, this_env, kb)
+    result, attached = explain_input(file, freeze, config, this_env, kb)
     data = report_data(result, attached.config_texts)
     emit(fmt, sys.stdout, Document(lambda: format_bug_report(data), lambda: data))
     return 0

@@ -23,7 +23,7 @@ from dtypefix.kbtools.census import (
     census_dir,
     load_census,
     load_mined,
-    mined_recognised,
+    mined_answered,
     mined_summary,
     recognised_by,
 )
@@ -204,7 +204,9 @@ def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
     rows = load_census(folder)
     census = [(row, recognised_by(row, catalog)) for row in rows] if rows else None
     pages = generate_docs(catalog.entries, census)
-    mined = [(row, mined_recognised(row, catalog)) for row in load_mined(folder / "mined")]
+    rows_mined = load_mined(folder / "mined")
+    answered = mined_answered(rows_mined, catalog)
+    mined = [(row, answered.get(row.text, False)) for row in rows_mined]
     if mined and "census.md" in pages:
         section, missed = mined_summary(mined)
         pages["census.md"] += "\n" + section

@@ -1,19 +1,31 @@
-"""What dtypefix says when it fails itself: one line on stderr, never a traceback (``DTYPEFIX_DEBUG=1`` shows it)."""
+"""What dtypefix says when it fails itself: one line on stderr, never a traceback (``DTYPEFIX_DEBUG=1`` shows it).
+
+Written without typer: the fast ``explain`` path (:mod:`.fastpath`) reports its failures through here too, and it
+never imports the command-line framework.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
-import typer
+__all__ = ["say", "say_failure", "say_unwritable"]
 
-__all__ = ["say_failure", "say_unwritable"]
+
+def say(line: str) -> None:
+    """One line on stderr; nothing when stderr is closed or gone (the exit code still says it)."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        stream.write(line + "\n")
+        stream.flush()
 
 
 def say_unwritable(exc: OSError) -> None:
     """One line on stderr when the answer could not be written (a full disk, a closed descriptor)."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        typer.echo(f"dtypefix: error: cannot write the output: {exc.strerror or exc}", err=True)
+    say(f"dtypefix: error: cannot write the output: {exc.strerror or exc}")
 
 
 def say_failure(exc: BaseException) -> None:
@@ -23,5 +35,4 @@ def say_failure(exc: BaseException) -> None:
         import traceback
 
         traceback.print_exc()
-    with contextlib.suppress(OSError, ValueError):  # stderr itself is gone: the exit code still says it
-        typer.echo(f"dtypefix: internal error ({type(exc).__name__}: {exc}); rerun with DTYPEFIX_DEBUG=1", err=True)
+    say(f"dtypefix: internal error ({type(exc).__name__}: {exc}); rerun with DTYPEFIX_DEBUG=1")

@@ -1,6 +1,7 @@
 """Files of the checkout generated from the registries, so they cannot drift from the code: the ``match`` block of
 ``kb/schema.json`` (from the condition kinds), ``docs/json-output.schema.json`` (from the JSON output's types), and
-the generated blocks of ``docs/entry-format.md`` and ``docs/json-output.md``. ``dtypefix docs`` writes them and
+the generated blocks of ``docs/entry-format.md`` and ``docs/json-output.md``, and ``census/operands.json`` (the
+operand roles of ``census/operands.yaml`` as the matcher reads them). ``dtypefix docs`` writes them and
 ``dtypefix docs --check`` fails when one is stale, naming the command that fixes it.
 
 Pure: :func:`generated_files` reads the current files and returns what each should hold; the command writes.
@@ -75,6 +76,13 @@ def generated_files(root: Path) -> dict[str, str]:
                 k.key: {"$ref": f"#/properties/match/properties/{k.key}"} for k in KINDS if k.key != "errors"
             }
         out["kb/schema.json"] = _json(schema)
+    operands = root / "census" / "operands.yaml"
+    if operands.is_file():
+        import yaml
+
+        # What the matcher reads on every explanation: JSON loads in a fraction of the time YAML takes, and the
+        # matcher then never imports PyYAML for a log that holds no YAML config.
+        out["census/operands.json"] = _json(yaml.safe_load(operands.read_text(encoding="utf-8")))
     if (root / "docs").is_dir():
         out["docs/json-output.schema.json"] = _json(json_schema())
         for name in ("docs/entry-format.md", "docs/json-output.md"):

@@ -21,7 +21,7 @@ from .evidence_words import code_span
 __all__ = ["coverage_line", "history_json", "history_lines", "history_schema"]
 
 _SHOWN = 2
-"""Frames listed on the first screen (the innermost with a change, and one more)."""
+"""Frames listed on the first screen (those whose change is closest to the failing line)."""
 _WIDTH = 110
 
 _WORDS: dict[str, tuple[str, str]] = {
@@ -39,7 +39,14 @@ _WORDS: dict[str, tuple[str, str]] = {
         "check whether that release fixes it.",
         "{lib} {release} 改了出错函数 `{function}` 的 dtype 处理：{code}{pr}——{have}；请确认该版本是否修复了这个问题。",
     ),
+    "file": (
+        "{lib} {release} changed the dtype handling of `{function}`, next to `{failed}` in the same file: {code}{pr} "
+        "— {have}; a weaker lead: this code did not change, a helper beside it did.",
+        "{lib} {release} 改了同一文件中紧挨 `{failed}` 的 `{function}` 的 dtype 处理：{code}{pr}——{have}；"
+        "出错的代码本身没改，改的是它旁边的函数，线索较弱。",
+    ),
     "removed": ("removed {code}", "删除了 {code}"),
+    "moved": (" (the code has since moved to `{path}`)", "（这段代码之后移到了 `{path}`）"),
     "what": (
         "A change to this code's dtype/device handling in a later release, likely the fix (confidence: {conf}).",
         "这是后续版本对这段代码 dtype/设备处理的改动，很可能就是修复（置信度：{conf}）。",
@@ -48,6 +55,11 @@ _WORDS: dict[str, tuple[str, str]] = {
     "have.lines": (
         "no version given, and the lines in this traceback match {lib} {range}",
         "输入里没有版本号，traceback 中的代码行与 {lib} {range} 一致",
+    ),
+    "have.text": (
+        "no version given; the failing lines' text (not their line numbers: a source checkout or an edited copy) is "
+        "that of {lib} {range}",
+        "输入里没有版本号；出错行的内容与 {lib} {range} 一致，但行号对不上（源码安装或改过的副本）",
     ),
     "high": ("high", "高"),
     "medium": ("medium", "中"),
@@ -68,8 +80,14 @@ def _short(text: str) -> str:
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def _code(change: Change, lang: str) -> str:
+def _code(change: Change, failed: str, lang: str) -> str:
+    """The added line to quote: for a change to the failing line, the one most like it (a change can touch several
+    places of a function); otherwise the first."""
     added = [line for line in change.new if line]
+    if added and change.closeness == "line" and failed:
+        from difflib import SequenceMatcher  # only when there is an answer: start-up does not pay for it
+
+        return code_span(_short(max(added, key=lambda line: SequenceMatcher(None, line, failed).ratio())))
     if added:
         return code_span(_short(added[0]))
     removed = [line for line in change.old if line]
@@ -90,37 +108,35 @@ def _range(frame: FrameHistory) -> str:
 
 
 def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
-    if frame.installed_from == "lines":
-        have = _w("have.lines", lang, lib=frame.library, range=_range(frame))
+    if frame.installed_from in ("lines", "text"):
+        have = _w(f"have.{frame.installed_from}", lang, lib=frame.library, range=_range(frame))
     else:
         have = _w("have.versions", lang, version=frame.installed)
+    moved = _w("moved", lang, path=change.moved_to) if change.moved_to else ""
     return _w(
         change.closeness,
         lang,
         lib=frame.library,
         release=change.release,
-        code=_code(change, lang),
-        pr=_pr(change, lang),
+        code=_code(change, frame.code, lang),
+        pr=_pr(change, lang) + moved,
         have=have,
         function=change.function,
+        failed=frame.function,
     )
-
-
-def _best(frame: FrameHistory) -> Change:
-    """The change closest to the failing line; the earliest release among equals."""
-    order = {"line": 0, "near": 1, "function": 2}
-    return min(frame.changes, key=lambda c: order[c.closeness])
 
 
 def history_lines(report: Report, lang: str) -> list[str]:
     """The first-screen lines for the report's fix history; nothing when no later release changed the code."""
     if not report.history:
         return []
+    from dtypefix.matcher.history import best_change, shown
+
+    first = shown(report.history, _SHOWN)
     lines = [_w("label", lang), ""]
-    for frame in report.history[:_SHOWN]:
-        change = _best(frame)
-        lines.append(f"- {_sentence(frame, change, lang)}")
-    top = _best(report.history[0])
+    for frame in first:
+        lines.append(f"- {_sentence(frame, best_change(frame), lang)}")
+    top = best_change(first[0])
     lines += ["", _w("what", lang, conf=_w(top.confidence, lang)), ""]
     return lines
 
@@ -146,6 +162,7 @@ def history_json(report: Report) -> list[dict[str, Any]]:
                     "subject": c.subject or None,
                     "closeness": c.closeness,
                     "confidence": c.confidence,
+                    "moved_to": c.moved_to or None,
                 }
                 for c in f.changes
             ],
@@ -167,8 +184,9 @@ def history_schema() -> dict[str, Any]:
             "new": strings,
             "pr": {"type": ["integer", "null"]},
             "subject": {"type": ["string", "null"]},
-            "closeness": {"enum": ["line", "near", "function"]},
+            "closeness": {"enum": ["line", "near", "function", "file"]},
             "confidence": {"enum": ["high", "medium", "low"]},
+            "moved_to": {"type": ["string", "null"]},
         },
     }
     frame = {
@@ -189,7 +207,7 @@ def history_schema() -> dict[str, Any]:
             "line": {"type": "integer"},
             "function": {"type": "string"},
             "installed": {"type": "string"},
-            "installed_from": {"enum": ["versions", "lines"]},
+            "installed_from": {"enum": ["versions", "lines", "text"]},
             "matching_releases": {**strings, "maxItems": 2},
             "changes": {"type": "array", "items": change},
         },

@@ -202,6 +202,10 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "注意：{detail}，已经包含修复，除非修复被回退，否则不太可能是这个原因。",
         ),
         "others": ("Also possible", "其他可能"),
+        "others.more": (
+            "… and {n} more, less likely: --details lists them",
+            "……还有 {n} 个可能性更低的，加 --details 可以全部列出",
+        ),
         "decide": ("To decide between the candidates, add", "要在候选原因之间做出判断，请补充"),
         "none.body": (
             "No entry of dtypefix's knowledge base matches this error.",

@@ -15,7 +15,7 @@ from dtypefix.matcher.observation import FrameSeen
 from .evidence_words import decider_words, describe, seen_words
 from .history_words import history_json, history_schema
 from .markdown import fill
-from .where_words import location_json
+from .where_words import location_json, location_schema
 
 if TYPE_CHECKING:
     from dtypefix.matcher.search import SearchHit
@@ -325,6 +325,7 @@ def json_schema() -> dict[str, Any]:
             "matches": {"type": "array", "items": match},
             "conditional": {"type": "array", "items": match},
             "history": history_schema(),
+            "location": location_schema(),
             "out_of_scope": {"enum": [*(s.value for s in OutOfScope), None]},
             "deciders": {
                 "type": "array",

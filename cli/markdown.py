@@ -239,14 +239,23 @@ def _read_line(incident: Incident, lang: str, *, error: bool = True) -> str:
     return f"{_label('read', lang)} " + t("semicolon", lang).join(parts or [t("read.nothing", lang)])
 
 
-def _candidates(matches: tuple[Match, ...], lang: str) -> list[str]:
+_OTHERS_SHOWN = 4
+"""Alternatives listed on the first screen without ``--details``; the rest are counted. A bare error line can fit
+a dozen located causes (each keyed on a place the line does not show), and listing them all pushed the answer's
+own lines off a terminal's first screen."""
+
+
+def _candidates(matches: tuple[Match, ...], lang: str, details: bool) -> list[str]:
     if not matches:
         return []
+    shown = matches if details else matches[:_OTHERS_SHOWN]
     lines = [_label("others", lang), ""]
-    for m in matches:
+    for m in shown:
         lines.append(
             f"- `{m.entry.id}` {m.entry.title.get(lang)}{_paren(t(m.confidence.value + '.confidence', lang), lang)}"
         )
+    if len(shown) < len(matches):
+        lines.append(f"- {t('others.more', lang, n=len(matches) - len(shown))}")
     return [*lines, ""]
 
 
@@ -283,7 +292,7 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
         best = report.matches[0]
         where = where_lines(report.location, lang, family=best.entry.is_family)
         lines = _verdict(best, incident, lang, deciders=report.deciders, where=where)
-        lines += _candidates(report.matches[1:], lang)
+        lines += _candidates(report.matches[1:], lang, details)
         lines += _deciders(report, lang)
         lines += [_read_line(incident, lang), ""]
         if incident.notes:

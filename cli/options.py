@@ -6,18 +6,14 @@ command, so the two never import each other.
 
 from __future__ import annotations
 
-import enum
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import click
 import typer
 
-from dtypefix.matcher.catalog import Catalog, default_cache_dir, load_catalog
-
 from .formats import FORMATS
-from .i18n import default_lang
+from .settings import Lang, catalog_for, kb_dirs, lang_of
 
 __all__ = [
     "SETTINGS",
@@ -46,14 +42,6 @@ SETTINGS: dict[str, Any] = {
     "context_settings": {"help_option_names": ["-h", "--help"]},
 }
 app = typer.Typer(**SETTINGS)
-
-
-class Lang(str, enum.Enum):
-    """``--lang`` choices."""
-
-    en = "en"
-    zh = "zh"
-    both = "both"
 
 
 FormatOption = Annotated[
@@ -89,23 +77,3 @@ FreezeOption = Annotated[
 ThisEnvOption = Annotated[
     bool, typer.Option("--this-env", help="Read the packages installed in the running Python (never imports torch).")
 ]
-
-
-def lang_of(lang: Lang | None) -> str:
-    """The language chosen with ``--lang``, or the locale's."""
-    return lang.value if lang is not None else default_lang()
-
-
-def kb_dirs(extra: list[Path] | None) -> list[Path]:
-    """``--kb`` folders plus ``DTYPEFIX_KB``."""
-    dirs = list(extra or [])
-    env = os.environ.get("DTYPEFIX_KB", "")
-    dirs += [Path(p) for p in env.split(os.pathsep) if p]
-    return dirs
-
-
-def catalog_for(extra: list[Path] | None) -> Catalog:
-    catalog = load_catalog(kb_dirs(extra), cache_dir=default_cache_dir())
-    for problem in catalog.problems:
-        typer.echo(f"dtypefix: warning: skipped KB entry: {problem}", err=True)
-    return catalog

@@ -7,13 +7,15 @@ and the docs can word a location the same way.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
-from dtypefix.matcher.location import Location, Operand, Site
+from dtypefix.matcher.hints import HINT_KEYS
+from dtypefix.matcher.location import ORIGINS, Location, Operand, Site
 from dtypefix.matcher.owner import OwnerKind
 
-__all__ = ["location_json", "readable_value", "site_words", "where_lines"]
+__all__ = ["location_json", "location_schema", "readable_value", "site_words", "where_lines"]
 
 _WORDS: dict[str, tuple[str, str]] = {
     "where": ("Where", "出错位置"),
@@ -60,6 +62,13 @@ _WORDS: dict[str, tuple[str, str]] = {
         "出错的是 {name}{version} 自己的代码，不是你的：先看升级 {name} 能否解决，或者 {name} 有没有控制运行 dtype "
         "的设置；在那之前让这部分在同一个 dtype 下运行。",
     ),
+    "fix.package.device": (
+        "the failing line is in {name}{version}, not in your code: first see whether a newer {name} fixes it "
+        "(upgrade) or whether {name} has a setting for the device it places this on; until then keep what you hand "
+        "it on one device.",
+        "出错的是 {name}{version} 自己的代码，不是你的：先看升级 {name} 能否解决，或者 {name} 有没有控制放置设备"
+        "的设置；在那之前让你传给它的东西都在同一个设备上。",
+    ),
     "fix.package.input": (
         "the failing line is in {name}{version}, but `{expression}` on {value} is what your code hands it from "
         "`{caller}`: move that tensor to {target} there, before the call.",
@@ -91,6 +100,17 @@ _WORDS: dict[str, tuple[str, str]] = {
         "FSDP 混合精度：param_dtype 为 {value}，reduce_dtype 为 {other_value}",
     ),
     "hint.deepspeed-precision": ("DeepSpeed runs with {value} enabled", "DeepSpeed 启用了 {value}"),
+    "hint.accelerate-precision": ("accelerate runs with mixed precision {value}", "accelerate 的混合精度为 {value}"),
+    "hint.process-group-backend": (
+        "the process group uses the {other_value} backend, which takes {value} tensors",
+        "进程组用的是 {other_value} 后端，它只接受 {value} 上的张量",
+    ),
+    "hint.dispatched-model-moved": (
+        "accelerate warned that a model placed by a device map was moved with `.to()` / `.cuda()`",
+        "accelerate 提示：按 device_map 分派好的模型又被 `.to()` / `.cuda()` 移动了",
+    ),
+    "origin.warning": ("from the warning at this line", "来自这一行先打印的警告"),
+    "origin.log": ("from the log", "来自日志"),
 }
 
 
@@ -113,7 +133,18 @@ _DTYPES = {
     "float64": "float64",
     "long": "int64",
     "int": "int32",
+    "short": "int16",
+    "char": "int8",
+    "byte": "uint8",
+    "unsigned char": "uint8",
+    "bool": "bool",
+    # Triton's names
+    "fp16": "float16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "bf16": "bfloat16",
 }
+_DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 
@@ -127,7 +158,9 @@ def readable_value(value: str) -> str:
     if match := _TYPE_STRING.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])
         return f"{dtype} ({match['device'].lower()})"
-    return _DTYPES.get(value.lower().removeprefix("torch."), value)
+    if value.lower() in _DEVICES:
+        return value.lower()  # the backend names of torch 1.x: CUDA, CPU
+    return _DTYPES.get(value.lower().removeprefix("torch."), value.removeprefix("torch."))
 
 
 def site_words(site: Site, lang: str) -> str:
@@ -162,8 +195,36 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "other tensors": ("other tensors", "其余张量"),
     "first tensor": ("first tensor", "第一个张量"),
     "second tensor": ("second tensor", "第二个张量"),
+    "first argument": ("first argument", "第一个参数"),
+    "second argument": ("second argument", "第二个参数"),
+    "first input": ("first input", "第一个输入"),
+    "second input": ("second input", "第二个输入"),
+    "first parameter": ("first parameter", "第一个参数张量"),
+    "one parameter": ("one parameter", "一个参数张量"),
+    "FSDP mesh": ("FSDP mesh", "FSDP 的 mesh"),
+    "DeepSpeed config": ("DeepSpeed config", "DeepSpeed 配置"),
+    "compiled for": ("compiled for", "编译时的类型"),
+    "another parameter": ("another parameter", "另一个参数张量"),
+    "parameters": ("parameters", "参数张量"),
+    "inputs": ("inputs", "输入"),
     "expected": ("expected", "期望的类型"),
     "found": ("found", "实际的类型"),
+    "result": ("result", "运算结果"),
+    "output": ("output", "输出张量"),
+    "tensor": ("tensor", "张量"),
+    "indexed tensor": ("indexed tensor", "被索引的张量"),
+    "destination": ("destination", "目标"),
+    "source": ("source", "源"),
+    "gradient": ("gradient", "梯度"),
+    "gradients": ("gradients", "梯度"),
+    "optimizer state": ("optimizer state", "优化器状态"),
+    "process group": ("process group", "进程组"),
+    "compute device": ("compute device", "计算设备"),
+    "saved storage": ("saved storage", "保存时的存储"),
+    "this machine": ("this machine", "本机"),
+    "model": ("model", "模型"),
+    "model dtype": ("model dtype", "模型 dtype"),
+    "training precision": ("training precision", "训练精度"),
 }
 
 
@@ -174,20 +235,23 @@ def _argument(argument: str, lang: str) -> str:
     return words[1] if lang == "zh" else words[0]
 
 
-def _operand(operand: Operand, location: Location, lang: str) -> str:
+def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = True) -> str:
     argument = _argument(operand.argument, lang)
+    # The message's own names (mat1, query) are code; the words a rule gives an unnamed side are prose.
     name = (
         f"`{operand.expression}`"
         if operand.expression
         else argument
-        if argument != operand.argument
+        if operand.argument in _ARGUMENTS
         else f"`{argument}`"
     )
     value = readable_value(operand.value) if operand.value else ""
     label = argument if operand.expression and operand.argument != operand.expression else ""
+    source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""
     comma = "，" if lang == "zh" else ", "
-    details = comma.join(p for p in (label, value) if p)
-    if not operand.expression and location.site is not None and not location.in_torch:
+    details = comma.join(p for p in (label, source, value) if p)
+    # A side the op requires (int64 class indices) is no expression of the line: nothing is missing there.
+    if not operand.expression and operand.role != "required" and location.site is not None and not location.in_torch:
         details = comma.join(p for p in (details, _w("untied", lang)) if p)
     sep = "（" if lang == "zh" else " ("
     end = "）" if lang == "zh" else ")"
@@ -198,13 +262,15 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
     """The first screen's lines about the location: where, the operands, log hints and the step that fits the
     owner of the line. Empty when nothing is known.
 
-    ``family`` is False when a specific cause answers: its own fix (chosen by its conditions) is the first step
-    then, and the operands are shown only when the line ties one to an expression — otherwise they repeat the
-    error printed just above, and the cause's fix would fall below a 100x20 screen."""
+    The operands and the log hints follow the "Where" line in the same paragraph (hard line breaks, no blank lines),
+    so that they fit a 100x20 screen above the fix. ``family`` is False when a specific cause answers: its own fix
+    (chosen by its conditions) is the first step then, and the operands are shown beside a "Where" line when a side
+    has a value or an expression (without a line, or with roles alone, they would only repeat the error above)."""
     if location is None:
         return []
     lines: list[str] = []
     site = location.site
+    block: list[str] = []
     if site is not None:
         where = site_words(site, lang)
         semicolon = "；" if lang == "zh" else "; "
@@ -213,25 +279,41 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
         if location.caller is not None:
             caller = location.caller
             where += f"{semicolon}{_w('caller', lang, site=f'`{_short(caller.file)}:{caller.line}`')}"
-        lines += [f"{_label('where', lang)} {where}", ""]
-    if location.operands and (family or any(o.expression for o in location.operands)):
-        shown = " · ".join(_operand(o, location, lang) for o in location.operands)
-        lines += [f"{_label('operands', lang)} {shown}", ""]
+        block.append(f"{_label('where', lang)} {where}")
+    if location.operands and (family or (site is not None and any(o.expression or o.value for o in location.operands))):
+        # Every value read from one warning or log line: say so once, after the sides.
+        origins = {o.origin for o in location.operands if o.value}
+        common = next(iter(origins)) if len(origins) == 1 and origins <= {"warning", "log"} else ""
+        shown = " · ".join(_operand(o, location, lang, origin=not common) for o in location.operands)
+        if common:
+            said = _w(f"origin.{common}", lang)
+            shown += f"（均{said}）" if lang == "zh" else f" — {said}"
+        block.append(f"{_label('operands', lang)} {shown}")
     if location.hints:
         said = ("；" if lang == "zh" else "; ").join(
-            _w(f"hint.{h.key}", lang, value=h.value, other_value=h.other_value) for h in location.hints[:2]
+            _w(f"hint.{h.key}", lang, value=_hint_value(h.value, lang), other_value=h.other_value)
+            for h in location.hints[:2]
         )
-        lines += [f"{_label('seen', lang)} {said}", ""]
+        block.append(f"{_label('seen', lang)} {said}")
+    if block:
+        # CommonMark's hard line break (a backslash at the end of the line): one paragraph, one line each.
+        lines += ["\\\n".join(block), ""]
     first = _first_step(location, lang) if family else ""
     if first:
         lines += [f"{_label('first', lang)} {first}", ""]
     return lines
 
 
+def _hint_value(value: str, lang: str) -> str:
+    """A hint's value as printed (``cpu and disk``), its joining words in Chinese for a Chinese reader."""
+    return value.replace(" and ", "和").replace(" or ", "或") if lang == "zh" else value
+
+
 def _first_step(location: Location, lang: str) -> str:
     """The step that fits whose code the failing line is (issue 20, section 3)."""
     site = location.site
-    if site is None or location.in_torch:
+    # A library's check of the user's own settings (fp16 and bf16 both set): the entry's fix says which to change.
+    if site is None or location.in_torch or location.op == "config":
         return ""
     owner = site.owner
     cast = _cast(location)
@@ -260,7 +342,8 @@ def _first_step(location: Location, lang: str) -> str:
                 caller=where,
                 target=keep.value,
             )
-        return _w("fix.package", lang, name=owner.name, version=version)
+        device = any(o.kind == "device" for o in location.operands)
+        return _w("fix.package.device" if device else "fix.package", lang, name=owner.name, version=version)
     return ""
 
 
@@ -278,14 +361,45 @@ def _moved(location: Location) -> tuple[Operand, Operand] | None:
     return pair
 
 
+# Sides that are no tensor one could call ``.to()`` on: a process group, a Python scalar, what the op requires, a
+# setting, a result the op computes.
+_NOT_TENSORS = frozenset(
+    {"group", "required", "device", "device_ids", "mesh", "config", "value", "result", "numpy", "fp16", "bf16"}
+)
+
+
 def _pair(location: Location) -> tuple[Operand, Operand] | None:
     """``(move, keep)``: the tied side that should change, and the one it should change towards."""
-    tied = [o for o in location.operands if o.expression]
+    # Tensors only: a device literal or copy on the line (``"cpu"``, ``.tolist()``) is where data goes, not a side to
+    # cast; a tuple (an LSTM's ``(h0, c0)``) has no ``.to()``.
+    tied = [
+        o
+        for o in location.operands
+        if o.expression and o.origin != "line" and o.role not in _NOT_TENSORS and not _is_tuple(o.expression)
+    ]
     if len(tied) < 2:
         return None
     keep = next((o for role in _TOWARDS for o in tied if o.role == role), tied[0])
     move = next((o for o in tied if o is not keep and o.value != keep.value), None)
-    return (move, keep) if move is not None else None
+    if move is None or move.expression == keep.expression:
+        return None  # one expression for both sides: the line does not say which tensor differs
+    return move, keep
+
+
+def _is_tuple(expression: str) -> bool:
+    return isinstance(_expression(expression), ast.Tuple)
+
+
+def _is_operation(expression: str) -> bool:
+    """An expression that needs brackets before ``.dtype``: ``a * b``, ``x @ w``, ``-y``."""
+    return isinstance(_expression(expression), ast.BinOp | ast.UnaryOp | ast.BoolOp | ast.Compare | ast.IfExp)
+
+
+def _expression(expression: str) -> ast.expr | None:
+    try:
+        return ast.parse(expression, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _cast(location: Location) -> str:
@@ -298,6 +412,8 @@ def _cast(location: Location) -> str:
     target = keep.expression
     if "[…]" in target:  # a layer inside a container: any of its parameters tells the dtype and device
         target = f"next({target.split('[…]', 1)[0]}.parameters())"
+    elif _is_operation(target):
+        target = f"({target})"  # ``(a * b).dtype``, not ``a * b.dtype``
     if _is_name(move.expression):
         return f"{move.expression} = {move.expression}.to({target}.{attribute})"
     return f"({move.expression}).to({target}.{attribute})"
@@ -344,6 +460,7 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
                 "value": o.value or None,
                 "readable": readable_value(o.value) if o.value else None,
                 "expression": o.expression or None,
+                "origin": o.origin,
             }
             for o in location.operands
         ],
@@ -359,4 +476,75 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
             for h in location.hints
         ],
         "first_step": {"en": _first_step(location, "en") or None, "zh": _first_step(location, "zh") or None},
+    }
+
+
+def location_schema() -> dict[str, Any]:
+    """The JSON Schema of the ``location`` object (part of ``docs/json-output.schema.json``): the shape
+    :func:`location_json` writes, with the code's own enums."""
+    text = {"type": ["string", "null"]}
+    site = {
+        "type": ["object", "null"],
+        "required": ["file", "line", "function", "code", "owner"],
+        "properties": {
+            "file": {"type": "string"},
+            "line": {"type": "integer"},
+            "function": {"type": "string"},
+            "code": {"type": "string"},
+            "owner": {
+                "type": "object",
+                "required": ["kind", "name", "version", "path"],
+                "properties": {
+                    "kind": {"enum": [k.value for k in OwnerKind]},
+                    "name": text,
+                    "version": text,
+                    "path": {"type": "string"},
+                },
+            },
+        },
+    }
+    operand = {
+        "type": "object",
+        "required": ["argument", "role", "kind", "value", "readable", "expression", "origin"],
+        "properties": {
+            "argument": {"type": "string"},
+            "role": {"type": "string"},
+            "kind": {"enum": ["dtype", "device"]},
+            "value": text,
+            "readable": text,
+            "expression": text,
+            "origin": {"enum": list(ORIGINS)},
+        },
+    }
+    hint = {
+        "type": "object",
+        "required": ["key", "subject", "value", "other", "other_value", "line"],
+        "properties": {
+            "key": {"enum": list(HINT_KEYS)},
+            "subject": {"type": "string"},
+            "value": {"type": "string"},
+            "other": text,
+            "other_value": text,
+            "line": {"type": "string"},
+        },
+    }
+    return {
+        "type": ["object", "null"],
+        "description": "Added in 1.2: where it broke, the operands and whose code the line is (docs/json-output.md).",
+        "required": ["site", "in_torch", "caller", "call", "module", "op", "operands", "hints", "first_step"],
+        "properties": {
+            "site": site,
+            "in_torch": {"type": "boolean"},
+            "caller": site,
+            "call": text,
+            "module": text,
+            "op": text,
+            "operands": {"type": "array", "items": operand},
+            "hints": {"type": "array", "items": hint},
+            "first_step": {
+                "type": "object",
+                "required": ["en", "zh"],
+                "properties": {"en": text, "zh": text},
+            },
+        },
     }

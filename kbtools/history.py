@@ -85,7 +85,28 @@ class Library:
     """What is left out and why, stored with the index (``dtypefix --version`` readers see it in the data)."""
 
 
-_VLLM = ("0.6.6.post1", "0.8.5.post1", "0.10.2", "0.11.2", "0.25.1", "0.33.0")
+_VLLM = (
+    "0.6.6.post1",
+    "0.7.3",
+    "0.8.5.post1",
+    "0.9.2",
+    "0.10.2",
+    "0.11.2",
+    "0.22.1",
+    "0.23.0",
+    "0.24.0",
+    "0.25.1",
+    "0.26.0",
+    "0.27.1",
+    "0.28.0",
+    "0.29.0",
+    "0.30.0",
+    "0.31.0",
+    "0.32.0",
+    "0.33.0",
+)
+"""The last patch of each minor release that has a Linux x86-64 wheel for Python 3.11 on the package index (0.12 to
+0.21 have none there)."""
 _TORCH = (
     "2.2.2",
     "2.3.1",
@@ -124,7 +145,7 @@ LIBRARIES: tuple[Library, ...] = (
         "vllm",
         "0.6.0",
         versions=_VLLM,
-        note="6 releases only (vLLM wheels are 200-400 MB each): 0.6.6.post1, 0.8.5.post1, 0.10.2, 0.11.2, 0.25.1, 0.33.0; releases between them are not indexed",
+        note="last patch of each minor release only (vLLM wheels are 200-400 MB each); 0.12-0.21 not indexed (no Linux x86-64 wheel for Python 3.11 on the package index)",
     ),
     Library(
         "torch",

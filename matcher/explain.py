@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
+from .entry import KBEntry
 from .incident import Incident, build_incident
 from .location import locate
 from .notices import notices_only
@@ -20,13 +21,13 @@ from .observation import Note
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
-from .score import check_entries, deciders, score_entries, unknown_inputs
+from .score import check_entries, deciders, match_entry, score_entries, unknown_inputs
 from .traceback import Stack
 
 if TYPE_CHECKING:
     from .history import FrameHistory
 
-__all__ = ["check", "explain", "explain_incident", "incident_from"]
+__all__ = ["answers", "check", "explain", "explain_incident", "incident_from"]
 
 
 def _catalog(catalog: Catalog | None, kb_dirs: Iterable[Path]) -> Catalog:
@@ -101,19 +102,45 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
 def _history(incident: Incident) -> tuple[FrameHistory, ...]:
     """Later releases that changed the failing stack's library code; none when the stack has no library frames.
 
-    The index (sqlite, 10 MB) and its reader are opened only then: most failures worth a look have library frames,
-    but a start-up for a user's own one-frame traceback or a pasted message should not pay for them.
+    The failing stack is the primary exception's; when the primary error is a bare ``Type: message`` line (a paste
+    that puts the message above its frames), the last stack that has frames. The index (sqlite, 10 MB) and its
+    reader are opened only for frames under a package folder or a source checkout: a user's own one-frame
+    traceback or a pasted message should not pay for them.
     """
     primary = incident.primary
-    if not isinstance(primary, Stack) or not any(_LIBRARY_PATH in f.file for f in primary.frames):
+    stack = primary if isinstance(primary, Stack) and primary.frames else None
+    if stack is None and not isinstance(primary, Stack):
+        stack = next((s for s in reversed(incident.stacks) if s.frames), None)
+    if stack is None or not any(_LIBRARY_PATH in f.file or f.file.count("/") > 2 for f in stack.frames):
         return ()
     from .history import fix_history
 
-    return fix_history(primary.frames, incident.packages)
+    return fix_history(stack.frames, incident.packages)
 
 
 _LIBRARY_PATH = "-packages"
 """``site-packages`` / ``dist-packages``: the only frames the fix-history index can know."""
+
+
+def answers(text: str, catalog: Catalog) -> bool:
+    """Whether :func:`explain` gives ``text`` an answer, found without ranking every candidate: it stops at the
+    first entry that matches, trying the safety nets first (families whose every pattern is a fallback: they answer
+    most single messages), then the other families. For checking many messages at once (the mined census), where a
+    full explanation of each costs several times more."""
+    incident = incident_from(text)
+    candidates = sorted(catalog.candidates(_words(incident)), key=_likely_answer)
+    for entry in candidates:
+        match = match_entry(entry, incident)
+        if match is not None:
+            # a healthy run's notices get no answer; whether that holds may depend on every match: rank them all
+            return not notices_only(incident, [match]) or bool(explain_incident(incident, catalog).matches)
+    return False
+
+
+def _likely_answer(entry: KBEntry) -> tuple[bool, bool]:
+    """Safety nets first, then families, then causes (the order :func:`answers` tries them in)."""
+    net = entry.is_family and all(pattern.weight == 0 for pattern in entry.errors)
+    return not net, not entry.is_family
 
 
 def explain(

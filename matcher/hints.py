@@ -13,7 +13,20 @@ from dataclasses import dataclass
 from .regex import lazy_regex
 from .source import lines_containing
 
-__all__ = ["Hint", "find_hints"]
+__all__ = ["HINT_KEYS", "Hint", "find_hints"]
+
+
+HINT_KEYS = (
+    "input-ids-device",
+    "hidden-states-float32",
+    "offload",
+    "fsdp-param-dtype",
+    "deepspeed-precision",
+    "accelerate-precision",
+    "process-group-backend",
+    "dispatched-model-moved",
+)
+"""Every kind of hint this module reads (the renderers word each; the JSON schema lists them)."""
 
 
 @dataclass(frozen=True)
@@ -21,8 +34,7 @@ class Hint:
     """One log line that names an operand and its dtype or device."""
 
     key: str
-    """Which warning it is (``input-ids-device``, ``hidden-states-float32``, ``offload``, ``fsdp-param-dtype``,
-    ``deepspeed-precision``); the renderers word it."""
+    """Which line it is (one of :data:`HINT_KEYS`); the renderers word it."""
     subject: str
     """What the line speaks of (``input_ids``, ``hidden states``, ``parameters``)."""
     value: str
@@ -38,12 +50,28 @@ _INPUT_IDS = lazy_regex(r"`input_ids` is on (?P<a>\w+), whereas the model is on 
 _SILENT_CAST = lazy_regex(
     r"The input hidden states seems to be silently casted in float32.*?(?:cast back the input in (?P<t>[\w.]+))?"
 )
+# accelerate's big-model dispatch and transformers' quantized-model check: parts of the model live off the GPU.
 _OFFLOAD = lazy_regex(
-    r"Some parameters are on the meta device because they were offloaded to the (?P<where>cpu and disk|cpu|disk)"
+    # older accelerate printed "meta device device"
+    r"Some parameters are on the meta device(?: device)? because they were offloaded to the "
+    r"(?P<where>cpu and disk|cpu|disk)"
+    r"|Some modules are dispatched on the (?P<dispatched>CPU or the disk)"
 )
-_FSDP_MP = lazy_regex(r"MixedPrecision\(param_dtype=(?P<p>[\w.]+), reduce_dtype=(?P<r>[\w.]+)")
+# FSDP1's MixedPrecision and FSDP2's MixedPrecisionPolicy, as their dataclass repr prints them.
+_FSDP_MP = lazy_regex(r"MixedPrecision(?:Policy)?\(param_dtype=(?P<p>[\w.]+), reduce_dtype=(?P<r>[\w.]+)")
 _DEEPSPEED = lazy_regex(r"\b(?P<key>bfloat16_enabled|bf16_enabled|fp16_enabled)\s*\.{3,}\s*True\b")
-_ANY = lazy_regex(r"whereas the model is on|silently casted in float32|offloaded to the|MixedPrecision\(|_enabled \.")
+# AcceleratorState's repr (`accelerate` prints it at start-up in many scripts and in `accelerate test`).
+_ACCELERATE = lazy_regex(r"\bMixed precision type: (?P<mode>fp16|bf16|fp8)\b")
+# The process group's backend: NCCL carries CUDA tensors only, Gloo CPU tensors (and CUDA ones for some
+# collectives). Read from the backend's own log lines (`ProcessGroupNCCL.cpp:…`) or an explicit `backend=`.
+_BACKEND = lazy_regex(r"\bProcessGroup(?P<pg>NCCL|Gloo)\b|\bbackend\s*=\s*[\"']?(?P<named>nccl|gloo)\b")
+_DEVICE_OF_BACKEND = {"nccl": "cuda", "gloo": "cpu"}
+# accelerate's big_modeling wraps .to()/.cuda() of a model dispatched with a device map.
+_DISPATCHED_MOVE = lazy_regex(r"You shouldn't move a model that is dispatched using accelerate hooks")
+_ANY = lazy_regex(
+    r"whereas the model is on|silently casted in float32|offloaded to the|dispatched on the CPU|MixedPrecision"
+    r"|_enabled \.|Mixed precision type: |ProcessGroup(?:NCCL|Gloo)|backend\s*=|dispatched using accelerate hooks"
+)
 
 
 def find_hints(text: str) -> tuple[Hint, ...]:
@@ -63,10 +91,19 @@ def _read(line: str) -> list[Hint]:
     if match := _SILENT_CAST.search(line):
         hints.append(Hint("hidden-states-float32", "hidden states", "float32", "target", match["t"] or "", line))
     if match := _OFFLOAD.search(line):
-        hints.append(Hint("offload", "parameters", match["where"], line=line))
+        where = match["where"] or (match["dispatched"] or "").replace("CPU or the disk", "cpu or disk")
+        hints.append(Hint("offload", "parameters", where, line=line))
     if match := _FSDP_MP.search(line):
         hints.append(Hint("fsdp-param-dtype", "param_dtype", match["p"], "reduce_dtype", match["r"], line))
     if match := _DEEPSPEED.search(line):
         dtype = "fp16" if match["key"].startswith("fp16") else "bf16"
         hints.append(Hint("deepspeed-precision", "DeepSpeed", dtype, line=line))
+    if match := _ACCELERATE.search(line):
+        hints.append(Hint("accelerate-precision", "Accelerator", match["mode"], line=line))
+    if match := _BACKEND.search(line):
+        backend = (match["pg"] or match["named"]).lower()
+        device = _DEVICE_OF_BACKEND[backend]
+        hints.append(Hint("process-group-backend", "process group", device, "backend", backend, line))
+    if _DISPATCHED_MOVE.search(line):
+        hints.append(Hint("dispatched-model-moved", "model", "device_map", line=line))
     return hints

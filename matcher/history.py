@@ -16,8 +16,8 @@ import json
 import re
 import sqlite3
 import zlib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,18 @@ from packaging.version import InvalidVersion, Version
 from .packages import PackageVersion
 from .traceback import Frame
 
-__all__ = ["DB_NAME", "Change", "Coverage", "FrameHistory", "coverage", "fix_history", "line_hash", "open_index"]
+__all__ = [
+    "DB_NAME",
+    "Change",
+    "Coverage",
+    "FrameHistory",
+    "best_change",
+    "coverage",
+    "fix_history",
+    "line_hash",
+    "open_index",
+    "shown",
+]
 
 _NEAR = 3
 """Changed lines within this many lines of the failing line count as touching it."""
@@ -56,9 +67,13 @@ class Change:
     subject: str
     """Commit subject; empty when unknown."""
     closeness: str
-    """``line`` (the failing line itself changed), ``near`` (within a few lines of it) or ``function``."""
+    """``line`` (the failing line itself changed), ``near`` (within a few lines of it), ``function`` (elsewhere in
+    the failing function) or ``file`` (another function of the same file, next to the failing line)."""
     confidence: str
     """``high``, ``medium`` or ``low``: how likely this change is the fix of this failure."""
+    moved_to: str = ""
+    """The file the change is in when the code moved after the installed release (``diffusers/models/unets/...``);
+    empty when it is the frame's own file."""
 
 
 @dataclass(frozen=True)
@@ -73,10 +88,12 @@ class FrameHistory:
     function: str
     code: str
     installed: str
-    """The installed release: from the input's versions, else the newest release whose lines match; may be
-    empty when neither says."""
+    """The installed release: from the input's versions, else the newest release whose lines match (``matching``
+    then holds the whole range, and a change inside it is named with low confidence)."""
     installed_from: str
-    """``versions`` (a freeze, listing or banner said it) or ``lines`` (the frames' line texts matched)."""
+    """``versions`` (a freeze, listing or banner said it), ``lines`` (the frames' line texts matched at their line
+    numbers) or ``text`` (only the failing lines' text matched, at other numbers: a source checkout or an edited
+    copy)."""
     matching: tuple[str, ...]
     """Releases whose file has this frame's line text at its line number (empty when not checked)."""
     changes: tuple[Change, ...]
@@ -121,6 +138,12 @@ class _Index:
         }
         self.packages = {lib.package: lib.name for lib in self.libraries.values()}
 
+    @functools.lru_cache(maxsize=32)  # noqa: B019 -- one index per process, rows are immutable
+    def paths(self, library: str) -> tuple[str, ...]:
+        """Every file of a library the index has a row for (asked only when a frame's file may have moved)."""
+        rows = self._db.execute("SELECT path FROM file WHERE library = ?", (library,)).fetchall()
+        return tuple(r[0] for r in rows)
+
     @functools.lru_cache(maxsize=256)  # noqa: B019 -- one index per process, rows are immutable
     def file(self, library: str, path: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT data FROM file WHERE library = ? AND path = ?", (library, path)).fetchone()
@@ -153,40 +176,85 @@ def coverage(folder: str = "") -> Coverage:
     return Coverage(max((lib.built for lib in libs), default=""), rows, missing)
 
 
-def _locate(frame: Frame, packages: Mapping[str, str]) -> tuple[str, str] | None:
-    """(library, path under the package) of a frame in an indexed library, from its printed file path."""
+def _locate(frame: Frame, packages: Mapping[str, str]) -> tuple[str, str, bool] | None:
+    """(library, path under the package, installed) of a frame in an indexed library, from its printed file path.
+
+    ``installed`` is False for a source checkout (``/code/DeepSpeed/deepspeed/runtime/engine.py``): such a path may
+    be anyone's folder of that name, so its frame is answered only when its line text matches a release.
+    """
     file = frame.file.replace("\\", "/")
     site = list(_SITE.finditer(file))
     tail = file[site[-1].end() :] if site else file
     parts = tail.split("/")
-    for i, part in enumerate(parts):
-        if part in packages and (site or i > 0) and parts[-1].endswith(".py"):
-            return packages[part], "/".join(parts[i:])
+    if not parts[-1].endswith(".py"):
+        return None
+    # Under site-packages the package is the first folder; in a checkout (``/code/diffusers/src/diffusers/...``)
+    # the repository folder often has the package's name too, so the innermost folder of that name is the package.
+    order = range(len(parts)) if site else range(len(parts) - 1, 0, -1)
+    for i in order:
+        if parts[i] in packages:
+            return packages[parts[i]], "/".join(parts[i:]), bool(site)
     return None
 
 
-def _matching_releases(row: dict[str, Any], frame: Frame, count: int) -> list[int]:
-    """Releases whose file has the frame's line text at its line number.
+def _versions(row: dict[str, Any], count: int) -> Iterator[tuple[int, int, list[int] | None]]:
+    """(first release, release after the last, line hashes) of each version of the file, oldest first.
 
     The file's line hashes are stored once and then as edits per release that changed the file; they are
     replayed in order (each release's edits are stored last first, so earlier offsets stay valid).
     """
-    if not frame.code or "l" not in row:
-        return []
-    wanted = line_hash(frame.code)
-    out: list[int] = []
-    versions: list[list[Any]] = row["l"]
+    versions: list[list[Any]] = row.get("l", [])
     starts = [v[0] for v in versions] + [count]
     current: list[int] = []
     for k, (first, ops) in enumerate(versions):
         if ops is None:
             current = []
+            yield first, starts[k + 1], None
             continue
         for i1, i2, new in ops:
             current[i1:i2] = new
-        if 0 < frame.line <= len(current) and current[frame.line - 1] == wanted:
-            out.extend(range(first, starts[k + 1]))
+        yield first, starts[k + 1], current
+
+
+def _matching_releases(row: dict[str, Any], frame: Frame, count: int) -> list[int]:
+    """Releases whose file has the frame's line text at its line number."""
+    if not frame.code:
+        return []
+    wanted = line_hash(frame.code)
+    out: list[int] = []
+    for first, after, hashes in _versions(row, count):
+        if hashes is not None and 0 < frame.line <= len(hashes) and hashes[frame.line - 1] == wanted:
+            out.extend(range(first, after))
     return out
+
+
+def _text_releases(row: dict[str, Any], frame: Frame, count: int) -> list[int]:
+    """Releases whose copy of the frame's function has the frame's line text somewhere, at whatever line number.
+
+    The fallback when no release has it at the printed line number: a source checkout between two releases or an
+    edited install prints its own numbering, but the line that failed is still a release's line.
+    """
+    code = frame.code.strip()
+    if len(code) < _MIN_TEXT or not frame.function:
+        return []
+    wanted = line_hash(code)
+    names = {str(e["f"]) for e in row.get("e", []) if str(e["f"]).rsplit(".", 1)[-1] == frame.function}
+    out: list[int] = []
+    for first, after, hashes in _versions(row, count):
+        if hashes is None:
+            continue
+        spans = [s for n, s in _span_at(row, first).items() if n in names]
+        if any(wanted in hashes[start - 1 : end] for start, end in spans):
+            out.extend(range(first, after))
+    return out
+
+
+def _hashes_at(row: dict[str, Any], release: int, count: int) -> list[int]:
+    """The line hashes of the file as ``release`` has it (inside the changed functions; 0 elsewhere)."""
+    for first, after, hashes in _versions(row, count):
+        if first <= release < after:
+            return list(hashes or [])
+    return []
 
 
 def _span_at(row: dict[str, Any], release: int) -> dict[str, list[int]]:
@@ -224,74 +292,247 @@ def _release_index(releases: list[str], version: str) -> int | None:
     return best
 
 
-def _closeness(event: dict[str, Any], frame: Frame, offset: int | None) -> str:
+_BLANK = line_hash("")
+_MIN_TEXT = 8
+"""Removed lines shorter than this (``else:``, ``)``) are not looked for by their 16-bit hash: too many collide."""
+
+
+def _changed_rows(event: dict[str, Any], span: list[int] | None, hashes: list[int]) -> list[int]:
+    """Line numbers, in the installed file, of the lines an event removed or inserted before.
+
+    The removed lines are found by their text inside the function; an insertion by its offset among the
+    function's non-blank lines (the builder counts offsets over non-blank lines only).
+    """
+    if not span or not hashes:
+        return []
+    lines = range(span[0], min(span[1], len(hashes)) + 1)
+    wanted = {line_hash(x) for x in event["old"] if len(x.strip()) >= _MIN_TEXT}
+    rows = [n for n in lines if hashes[n - 1] in wanted]
+    body = [n for n in lines if hashes[n - 1] != _BLANK]
+    for offset in event.get("at", []):
+        if 0 <= offset < len(body):
+            rows.append(body[offset])
+        elif body and offset == len(body):
+            rows.append(body[-1])
+    return rows
+
+
+def _closeness(event: dict[str, Any], frame: Frame, span: list[int] | None, hashes: list[int]) -> str:
+    """``line`` (the failing line was removed or rewritten), ``near`` (the change is within a few lines of it) or
+    ``function`` (elsewhere in the function)."""
     code = frame.code.strip()
     if code and code in event["old"]:
         return "line"
-    if offset is not None and any(abs(offset - a) <= _NEAR for a in event.get("at", [])):
+    if any(abs(n - frame.line) <= _NEAR for n in _changed_rows(event, span, hashes)):
         return "near"
     return "function"
 
 
 _CONFIDENCE = {("line", True): "high", ("near", True): "medium", ("line", False): "medium"}
+_NEIGHBOUR = 60
+"""A later dtype change in another function of the same file counts as a lead when that function starts or ends
+within this many lines of the failing line (a helper the failing function calls, a method of the same class)."""
 
 
-def _frame_history(
-    frame: Frame, lib: _Library, path: str, row: dict[str, Any], versions: Mapping[str, PackageVersion], inner: bool
-) -> FrameHistory | None:
-    if "e" not in row:
-        return None
-    library = lib.name
+@dataclass(frozen=True)
+class _Installed:
+    """What a library's frames say about the installed release."""
+
+    at: int | None
+    """Index of the newest indexed release not newer than the installed one (-1: older than all)."""
+    version: str
+    source: str
+    """``versions`` or ``lines``."""
+    matching: tuple[int, ...]
+    """Releases whose files have the frames' line texts at their line numbers."""
+
+
+def _installed(
+    lib: _Library, rows: list[tuple[Frame, dict[str, Any]]], given: PackageVersion | None
+) -> _Installed | None:
+    """The installed release of a library: the input's version, else the releases every frame's line matches.
+
+    Frames in unchanged code carry no line hashes (the index keeps them for changed functions only), so the frames
+    that do are combined: the releases all of them match, or the innermost one's when they disagree.
+    """
     releases = list(lib.releases)
-    matching = _matching_releases(row, frame, len(releases))
-    given = versions.get(library)
-    installed_at: int | None
+    source = "lines"
+    sets = [m for m in (_matching_releases(row, frame, len(releases)) for frame, row in rows) if m]
+    if not sets and given is None:
+        source = "text"  # no release has these lines at these numbers: look for the failing lines' text alone
+        sets = [m for m in (_text_releases(row, frame, len(releases)) for frame, row in rows) if m]
+    matching: list[int] = []
+    if sets:
+        common = set(sets[0]).intersection(*sets[1:])
+        matching = sorted(common) if common else sets[0]
     if given is not None:
-        installed_at, source = _release_index(releases, given.version), "versions"
-        installed = given.version
-    elif matching:
-        installed_at, source = max(matching), "lines"
-        installed = releases[installed_at]
-    else:
+        return _Installed(_release_index(releases, given.version), given.version, "versions", tuple(matching))
+    if matching:
+        return _Installed(max(matching), releases[max(matching)], source, tuple(matching))
+    return None
+
+
+def _change(event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "") -> Change:
+    return Change(
+        releases[event["r"]],
+        str(event["f"]),
+        tuple(event["old"]),
+        tuple(event["new"]),
+        int(event.get("pr", 0)),
+        str(event.get("s", "")),
+        close,
+        confidence,
+        moved_to,
+    )
+
+
+def _moved(
+    index: _Index,
+    frame: Frame,
+    lib: _Library,
+    row: dict[str, Any] | None,
+    path: str,
+    installed: _Installed,
+    inner: bool,
+) -> FrameHistory | None:
+    """The later changes of the frame's function after its file moved.
+
+    diffusers 0.25 moved ``models/unet_2d_condition.py`` to ``models/unets/``: a fix made after the move is in a file
+    of another path. Looked for only under strict conditions, so that a same-named function elsewhere is never
+    taken for the frame's: exactly one other indexed file has the frame's file name, it did not exist yet in the
+    installed release, the frame's own file is gone from the newest release (when the index knows), and a function
+    of the frame's name in it changed later.
+    """
+    at = installed.at
+    if at is None or not frame.function:
         return None
-    if installed_at is None:
+    releases = list(lib.releases)
+    if row is not None and "l" in row and row["l"][-1][1] is not None:
+        return None  # the frame's file is still there: nothing moved
+    name = path.rsplit("/", 1)[-1]
+    others = [p for p in index.paths(lib.name) if p != path and p.rsplit("/", 1)[-1] == name]
+    if len(others) != 1:
         return None
-    function = _function_at(row, frame, installed_at)
-    if not function:
+    other_row = index.file(lib.name, others[0])
+    if other_row is None or _hashes_at(other_row, max(at, 0), len(releases)):
+        return None  # it existed beside the frame's file: another function of the same name, not this one
+    events = [e for e in other_row.get("e", []) if str(e["f"]).rsplit(".", 1)[-1] == frame.function and e["r"] > at]
+    if not events:
         return None
-    span = _span_at(row, max(installed_at, 0)).get(function)
-    offset = frame.line - span[0] if span and frame.line >= span[0] else None
-    changes: list[Change] = []
-    for event in row["e"]:
-        if event["f"] != function or event["r"] <= installed_at:
-            continue
-        close = _closeness(event, frame, offset)
-        confidence = _CONFIDENCE.get((close, inner), "low")
-        changes.append(
-            Change(
-                releases[event["r"]],
-                function,
-                tuple(event["old"]),
-                tuple(event["new"]),
-                int(event.get("pr", 0)),
-                str(event.get("s", "")),
-                close,
-                confidence,
-            )
-        )
-    if not changes:
-        return None
+    code = frame.code.strip()
+    changes = []
+    for event in events:
+        close = "line" if code and code in event["old"] else "function"
+        changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner), "low"), others[0]))
     return FrameHistory(
-        library,
+        lib.name,
         path,
         frame.line,
         frame.function,
         frame.code,
-        installed,
-        source,
-        tuple(releases[i] for i in matching),
+        installed.version,
+        installed.source,
+        tuple(releases[i] for i in installed.matching),
         tuple(changes),
     )
+
+
+def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str]) -> list[Change]:
+    """Later dtype changes of other functions in the frame's file that lie next to the failing line.
+
+    Used only when the frame's own function never changed: the fix of a dtype bug often lands in the helper that
+    built the tensor (a buffer cast in ``__init__``, a ``_prepare`` method) rather than where it failed. Nearest
+    first, one change per function, always low confidence.
+    """
+    spans = _span_at(row, max(at, 0))
+    nearest: dict[str, tuple[int, dict[str, Any]]] = {}
+    for event in row["e"]:
+        span = spans.get(event["f"])
+        if event["r"] <= at or not span or span[0] <= frame.line <= span[1]:
+            continue
+        distance = min(abs(frame.line - span[0]), abs(frame.line - span[1]))
+        if distance <= _NEIGHBOUR and (event["f"] not in nearest or distance < nearest[event["f"]][0]):
+            nearest[event["f"]] = (distance, event)
+    ordered = sorted(nearest.values(), key=lambda pair: pair[0])
+    return [_change(event, releases, "file", "low") for _, event in ordered[:2]]
+
+
+def _renumbered(row: dict[str, Any], frame: Frame, at: int, count: int) -> Frame:
+    """The frame at the line its text has in the release ``at`` (inside a function of its name), for a traceback
+    printed from a copy with its own numbering; unchanged when the text is not found."""
+    wanted = line_hash(frame.code.strip())
+    hashes = _hashes_at(row, max(at, 0), count)
+    for name, (start, end) in _span_at(row, max(at, 0)).items():
+        if name.rsplit(".", 1)[-1] == frame.function:
+            for number in range(start, min(end, len(hashes)) + 1):
+                if hashes[number - 1] == wanted:
+                    return replace(frame, line=number)
+    return frame
+
+
+def _frame_history(
+    frame: Frame, lib: _Library, path: str, row: dict[str, Any], installed: _Installed, inner: bool
+) -> FrameHistory | None:
+    if "e" not in row or installed.at is None:
+        return None
+    releases = list(lib.releases)
+    at = installed.at
+    # Lines that match several releases leave the user anywhere in that range: a change inside the range (the
+    # failing line itself stayed the same) may be one they lack; it is named, with low confidence, and the words
+    # state the range.
+    since = min(installed.matching) if installed.source in ("lines", "text") else at
+    probe = _renumbered(row, frame, at, len(releases)) if installed.source == "text" else frame
+    function = _function_at(row, probe, at)
+    changes: list[Change] = []
+    if function:
+        span = _span_at(row, max(at, 0)).get(function)
+        hashes = _hashes_at(row, max(at, 0), len(releases))
+        for event in row["e"]:
+            if event["f"] == function and event["r"] > since:
+                close = _closeness(event, probe, span, hashes)
+                sure = event["r"] > at
+                changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner and sure), "low")))
+    elif not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"]):
+        changes = _neighbours(row, frame, since, releases)
+    if not changes:
+        return None
+    return FrameHistory(
+        lib.name,
+        path,
+        frame.line,
+        frame.function,
+        frame.code,
+        installed.version,
+        installed.source,
+        tuple(releases[i] for i in installed.matching),
+        tuple(changes),
+    )
+
+
+_RANK = {"line": 0, "near": 1, "function": 2, "file": 3}
+
+
+def _after(release: str, installed: str) -> bool:
+    try:
+        return Version(release) > Version(installed.split("+", 1)[0])
+    except InvalidVersion:
+        return True
+
+
+def best_change(frame: FrameHistory) -> Change:
+    """The change closest to the failing line; among equals one surely after the installed release (not one inside
+    the range the lines match), then the earliest."""
+    return min(frame.changes, key=lambda c: (_RANK[c.closeness], not _after(c.release, frame.installed)))
+
+
+def shown(history: tuple[FrameHistory, ...], count: int = 2) -> tuple[FrameHistory, ...]:
+    """The frames a first screen names: those whose change is closest to the failing line, innermost among equals.
+
+    A change to the very line that failed in an outer frame says more than a change elsewhere in the file of the
+    innermost one.
+    """
+    order = sorted(range(len(history)), key=lambda i: (_RANK[best_change(history[i]).closeness], i))
+    return tuple(history[i] for i in order[:count])
 
 
 def fix_history(
@@ -300,23 +541,35 @@ def fix_history(
     """For each library frame (innermost first), the later releases that changed its function's dtype handling.
 
     ``frames`` are in printed order (outermost first), as a :class:`~dtypefix.matcher.traceback.Stack` holds
-    them. Only frames whose function changed after the installed release appear; nothing when nothing changed.
+    them. A frame whose own function never changed gets the later changes of the functions next to it in its file
+    (closeness ``file``, low confidence). Nothing when nothing changed. A frame in a source checkout rather than
+    site-packages is answered only when its library's line texts match a release.
     """
     index = open_index(folder)
     if index is None:
         return ()
+    located: list[tuple[Frame, str, str, bool, dict[str, Any] | None]] = []
+    for frame in reversed(tuple(frames)):
+        place = _locate(frame, index.packages)
+        if place is not None:
+            located.append((frame, *place, index.file(place[0], place[1])))
+    installed: dict[str, _Installed | None] = {}
+    for library in dict.fromkeys(item[1] for item in located):
+        rows = [(frame, row) for frame, lib, _, _, row in located if lib == library and row is not None]
+        state = _installed(index.libraries[library], rows, versions.get(library))
+        checkout = not all(site for _, lib, _, site, _ in located if lib == library)
+        installed[library] = None if state is None or (checkout and not state.matching) else state
     out: list[FrameHistory] = []
     seen: set[tuple[str, str, str]] = set()
-    for depth, frame in enumerate(reversed(tuple(frames))):
-        located = _locate(frame, index.packages)
-        if located is None:
-            continue
-        library, path = located
-        row = index.file(library, path)
-        if row is None:
-            continue
-        found = _frame_history(frame, index.libraries[library], path, row, versions, inner=not out and depth < 3)
-        if found is not None and (library, path, found.changes[0].function) not in seen:
-            seen.add((library, path, found.changes[0].function))
+    for depth, (frame, library, path, _, row) in enumerate(located):
+        known = installed[library]
+        lib = index.libraries[library]
+        inner = not out and depth < 3
+        found = _frame_history(frame, lib, path, row, known, inner) if known and row is not None else None
+        if found is None and known is not None:
+            found = _moved(index, frame, lib, row, path, known, inner)
+        key = (library, path, found.changes[0].function) if found else ("", "", "")
+        if found is not None and key not in seen:
+            seen.add(key)
             out.append(found)
     return tuple(out)

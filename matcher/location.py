@@ -11,20 +11,25 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from .hints import Hint, find_hints
 from .incident import Incident
 from .owner import Owner, OwnerKind, owner_of
 from .regex import LazyRegex, lazy_regex
+from .source import lines_containing
 from .traceback import ErrorLine, Frame, Stack
 
-__all__ = ["Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+__all__ = ["ORIGINS", "Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+
+
+ORIGINS = ("message", "warning", "log", "line")
+"""Where an operand's value can come from (:attr:`Operand.origin`)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,10 @@ class Operand:
     """The dtype or device as printed, ``c10::``/``struct`` prefixes removed; empty when the message names none."""
     expression: str = ""
     """The source expression it was tied to (``pooled``, ``self.score.weight``); empty when not tied."""
+    origin: str = "message"
+    """Where ``value`` was read: ``message`` (the error itself, or what the op requires), ``warning`` (a warning
+    printed at the same line with a wording of ``census/operands.yaml``), ``log`` (a log line of :mod:`.hints`) or
+    ``line`` (a literal on the failing line, ``.to("cuda")``)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,8 @@ class Location:
     caller: Site | None
     """When the site is a package's or remote code, the innermost frame of the user's own code above it."""
     call: str
-    """The call on the site's line that raised (``self.score(pooled)``); empty when none could be read."""
+    """The call on the site's line that raised (``self.score(pooled)``), or on the caller's line when the site's line
+    only hands on its caller's arguments (``super().to(*args, **kwargs)``); empty when none could be read."""
     module: str
     """The module called there (``score`` for ``self.score(pooled)``); empty for a plain function call."""
     op: str
@@ -95,35 +105,57 @@ class _Rules:
     rules: tuple[OperandRule, ...]
     methods: dict[str, dict[str, Any]]
     calls: dict[str, tuple[str, ...]]
-    modules: dict[str, str]
+    modules: dict[str, tuple[str, tuple[str, ...]]]
+    """torch file suffix -> (op, roles of the module call's positional arguments)."""
+    copies_to: dict[str, str]
+    """Methods that copy a tensor to a fixed device (``tolist`` -> ``cpu``): the destination side of a copy."""
+    scalar_types: dict[str, str]
+    """``c10::ScalarType`` names by number, for messages that print the number."""
 
 
 @functools.cache
 def load_rules() -> _Rules:
-    """The operand roles shipped with dtypefix (read once; the file is part of the installed package)."""
+    """The operand roles shipped with dtypefix (read once; the file is part of the installed package).
+
+    They are written in ``census/operands.yaml`` and read from ``operands.json`` beside it, which ``dtypefix docs``
+    generates from it (``docs --check`` fails when it is stale): this runs on every explanation that reaches a
+    location, and importing PyYAML and parsing the YAML cost about 15 ms of a cold start."""
     import dtypefix.census  # a package of data; the file sits beside its __init__ (editable install or wheel)
 
     # Path, not importlib.resources: that would import zipfile on every start-up for a file that is never zipped.
-    text = (Path(dtypefix.census.__file__).parent / "operands.yaml").read_text(encoding="utf-8")
-    # The C loader when PyYAML has it: this runs on every explanation that reaches a location.
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = json.loads((Path(dtypefix.census.__file__).parent / "operands.json").read_text(encoding="utf-8"))
     rules = tuple(
         OperandRule(r["id"], lazy_regex(r["pattern"]), r["op"], tuple(dict(o) for o in r["operands"]))
         for r in data["rules"]
     )
     calls = {name: tuple(roles) for name, roles in data["calls"].items()}
-    return _Rules(rules, dict(data["methods"]), calls, dict(data["modules"]))
+    modules = {
+        path: (spec, ("input",)) if isinstance(spec, str) else (spec["op"], tuple(spec["arguments"]))
+        for path, spec in data["modules"].items()
+    }
+    copies_to = dict(data.get("copies_to", {}))
+    scalar_types = {str(k): v for k, v in data.get("scalar_types", {}).items()}
+    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types)
 
 
 _PREFIX = lazy_regex(r"^(?:struct\s+)?(?:c10::|at::)")
+_DEVICE_REPR = lazy_regex(r"^device\(type='(?P<type>\w+)'(?:, index=(?P<index>\d+))?\)$")
 
 
 def _clean(value: str) -> str:
-    return _PREFIX.sub("", value.strip())
+    """A value as torch prints it today: ``c10::``/``struct`` prefixes removed, ``device(type='cuda', index=0)`` as
+    ``cuda:0``."""
+    value = _PREFIX.sub("", value.strip())
+    if device := _DEVICE_REPR.match(value):
+        return f"{device['type']}:{device['index']}" if device["index"] else device["type"]
+    return value
 
 
-def read_operands(message: str) -> tuple[str, tuple[Operand, ...]]:
-    """``(op, operands)`` that a message names, by the first rule of ``census/operands.yaml`` that reads it."""
+def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tuple[Operand, ...]]:
+    """``(op, operands)`` that a message names, by the first rule of ``census/operands.yaml`` that reads it.
+
+    A side the message leaves without a value takes it from the log line of ``hints`` its rule names (the backend
+    of a process group, printed before a collective fails)."""
     tables = load_rules()
     for rule in tables.rules:
         found = rule.pattern.search(message)
@@ -143,7 +175,14 @@ def read_operands(message: str) -> tuple[str, tuple[Operand, ...]]:
             role = spec["role"].format(**groups) if "{" in spec["role"] else spec["role"]
             role = arguments.get(role, role)
             value = _clean(groups[spec["group"]]) if spec.get("group") in groups else spec.get("value", "")
-            operands.append(Operand(argument, role, spec["kind"], value))
+            value = value.format(**groups) if "{" in value else value
+            if spec.get("numbered"):
+                value = tables.scalar_types.get(value, "")
+            origin = "message"
+            hint = next((h for h in hints if h.key == spec.get("hint")), None)
+            if not value and hint is not None:
+                value, origin = hint.value, "log"
+            operands.append(Operand(argument, role, spec["kind"], value, origin=origin))
         return op, _legacy_devices(tuple(operands))
     return "", ()
 
@@ -159,17 +198,20 @@ def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
     kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] or m["device"] == "CUDA" else "cpu") for m in parsed if m]
     if kinds[0][0] != kinds[1][0] or kinds[0][1] == kinds[1][1]:
         return operands
-    return tuple(Operand(o.argument, o.role, "device", k[1]) for o, k in zip(operands, kinds, strict=True))
+    return tuple(replace(o, kind="device", value=k[1]) for o, k in zip(operands, kinds, strict=True))
 
 
 def _method_key(method: str) -> str:
-    """``wrapper_CUDA__index_select`` / ``wrapper_addmm`` / ``wrapper_CUDA_scatter__value`` -> ``index_select`` ..."""
-    name = re.sub(r"^wrapper_(?:(?:CUDA|CPU|XPU|MPS|cuda|cpu)_+)?_?", "", method)
+    """``wrapper_CUDA__index_select`` / ``wrapper_addmm`` / ``wrapper_CUDA_scatter__value`` / ``_th_addmm`` (torch
+    1.x) -> ``index_select`` ..."""
+    name = re.sub(r"^(?:wrapper_(?:(?:CUDA|CPU|XPU|MPS|cuda|cpu)_+)?_?|_th_)", "", method)
     return name.strip("_")
 
 
+# torch's own files: anything under an installed ``torch/`` folder, and in a source checkout its Python packages.
 _TORCH = lazy_regex(
-    r"[\\/]torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
+    r"[\\/](?:site|dist)-packages[\\/]torch[\\/]"
+    r"|[\\/]torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
     r"|_prims|_refs|_subclasses|_functorch|func|sparse|backends)[\\/]"
     r"|[\\/]torch[\\/](?:_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization|_utils)\.py$"
 )
@@ -196,8 +238,8 @@ def locate(incident: Incident) -> Location | None:
     message with operands."""
     primary = incident.primary
     message = primary.message if isinstance(primary, Stack | ErrorLine) else ""
-    op, operands = read_operands(message) if message else ("", ())
     hints = find_hints(incident.text)
+    op, operands = read_operands(message, hints) if message else ("", ())
     stack = _stack(incident)
     if stack is None:
         if not operands:
@@ -209,13 +251,47 @@ def locate(incident: Incident) -> Location | None:
     outside = [i for i, f in enumerate(frames) if not _is_torch(f)]
     index = outside[-1] if outside else len(frames) - 1
     site = _site(frames[index], incident)
+    if not any(o.value for o in operands):
+        # "No available kernel": the sides were named by a warning printed at this very line just before.
+        op, operands = _warned(incident.text, frames[index], hints) or (op, operands)
     caller = None
     if site.owner.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE):
         mine = [f for f in frames[:index] if owner_of(f.file).kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)]
         caller = _site(mine[-1], incident) if mine else None
     below = frames[index + 1] if index + 1 < len(frames) else None
     call, module, tied = _tie(frames[index], below, frames[index + 1 :], op, operands)
+    if caller is not None and _forwards(frames[index].code):
+        # ``return super().to(*args, **kwargs)``: the library passes on what the user's line gave it, and its own
+        # line has nothing else to tie.
+        at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
+        call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+
+
+_FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)$")
+
+
+def _forwards(code: str) -> bool:
+    """The line is a call that hands on its caller's arguments unchanged."""
+    return bool(_FORWARDS.search(code.strip()))
+
+
+# ``/path/file.py:11: UserWarning: text`` as Python's warnings module prints it.
+_WARNING = lazy_regex(r"^(?P<file>.+?):(?P<line>\d+): (?:\w+\.)*\w*Warning: (?P<text>.+)$")
+_WARNED = lazy_regex(r":\d+: (?:\w+\.)*\w*Warning: ")
+
+
+def _warned(text: str, frame: Frame, hints: tuple[Hint, ...]) -> tuple[str, tuple[Operand, ...]] | None:
+    """The operands a warning printed at ``frame``'s line names (the first such warning with values)."""
+    base = frame.file.replace("\\", "/").rsplit("/", 1)[-1]
+    for line in itertools.islice(lines_containing(_WARNED, text), 400):
+        found = _WARNING.match(line.strip())
+        if not found or int(found["line"]) != frame.line or not found["file"].replace("\\", "/").endswith(base):
+            continue
+        op, operands = read_operands(found["text"], hints)
+        if any(o.value for o in operands):
+            return op, tuple(replace(o, origin="warning") for o in operands)
+    return None
 
 
 def _tie(
@@ -225,31 +301,43 @@ def _tie(
     binary = _binary(frame.marked or frame.code) or _binary(frame.code)
     if binary is not None:
         return binary[0], "", (_tied(operands, binary[1]), binary[2])
-    node = _call_node(frame.marked or frame.code) or _call_node(frame.code)
-    if node is None:
+    entered = below.function if below is not None else ""
+    parsed = _call_node(frame.marked or frame.code, entered) or _call_node(frame.code, entered)
+    if parsed is None:
         assigned = _subscript_assignment(frame.code)
         if assigned is None:
             return "", "", (operands, "")
         # ``buf[idx] = scores`` is index_put_(buf, (idx,), scores): destination, indices, source.
         roles = {"self": assigned[0], "indices": assigned[1], "source": assigned[2]}
         return frame.code, "", (tuple(_with_expression(o, roles) for o in operands), "index_put")
+    node, source = parsed
+
+    def text(part: ast.AST) -> str:
+        # As the user wrote it (``-1e9``, ``"cuda"``), where the parsed line still holds it.
+        return ast.get_source_segment(source, part) or _unparse(part)
+
     tables = load_rules()
-    call_text = _unparse(node)
+    call_text = text(node)
     name, receiver = _callee(node.func)
-    args = [_unparse(a) for a in node.args if not isinstance(a, ast.Starred)]
-    keywords = {k.arg: _unparse(k.value) for k in node.keywords if k.arg}
+    if isinstance(node.func, ast.Attribute):
+        receiver = text(node.func.value)
+    args = [text(a) for a in node.args if not isinstance(a, ast.Starred)]
+    keywords = {k.arg: text(k.value) for k in node.keywords if k.arg}
     by_role: dict[str, str] = {}
     module = ""
-    module_op = _module_op(deeper, tables)
+    module_op, module_roles = _module_op(deeper, tables)
     if module_op and (receiver is None or receiver.split(".")[0] == "self"):
         # ``self.score(pooled)`` / ``model(x)`` calling an nn.Module whose forward is in torch.
         target = f"{receiver}.{name}" if receiver else name
         module = name
         if any(f.file.replace("\\", "/").endswith("torch/nn/modules/container.py") for f in deeper):
             target += "[…]"  # a layer inside a Sequential / ModuleList: which one, the frames do not say
+        for role, arg in zip(module_roles, args, strict=False):
+            by_role[role] = arg
         if args:
-            by_role["input"] = args[0]
-            by_role["query"] = args[0]
+            by_role.setdefault("input", args[0])  # what the module's own F.linear / conv receives first
+        for role, value in keywords.items():
+            by_role.setdefault(role, value)
         by_role["weight"] = f"{target}.weight"
         by_role["bias"] = f"{target}.bias"
         # A device message names the argument that differs; the module's parameters are the "other tensors".
@@ -267,7 +355,28 @@ def _tie(
             by_role.setdefault(role, arg)
         for role, value in keywords.items():
             by_role.setdefault(role, value)
-    return call_text, module, (_tied(operands, by_role), read_op)
+        if key in tables.copies_to and not args:
+            by_role.setdefault("device", call_text)
+            return call_text, module, (_destination(_tied(operands, by_role), tables.copies_to[key]), read_op)
+    return call_text, module, (_destination(_tied(operands, by_role), ""), read_op)
+
+
+_DEVICE_LITERAL = lazy_regex(r"""^(?:torch\.device\()?["'](?P<device>(?:cuda|cpu|mps|xpu|meta)(?::\d+)?)["']\)?$""")
+
+
+def _destination(operands: tuple[Operand, ...], copies_to: str) -> tuple[Operand, ...]:
+    """A device side the message leaves open, read from the line: the device a ``.tolist()`` / ``.cuda()`` copies to,
+    or a device literal (``.to("cuda")``)."""
+    done = []
+    for o in operands:
+        if o.kind == "device" and not o.value and o.expression:
+            literal = _DEVICE_LITERAL.match(o.expression.strip())
+            if copies_to and o.role == "device":
+                o = replace(o, value=copies_to, origin="line")
+            elif literal:
+                o = replace(o, value=literal["device"], origin="line")
+        done.append(o)
+    return tuple(done)
 
 
 def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Operand, ...]:
@@ -285,56 +394,74 @@ def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Opera
 
 def _binary(code: str) -> tuple[str, dict[str, str], str] | None:
     """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
-    its left and right operands."""
+    its left and right operands, as the line writes them."""
+    source = code.strip().removeprefix("return ")
     try:
-        tree = ast.parse(code.strip().removeprefix("return "))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+
+    def text(part: ast.AST) -> str:
+        return ast.get_source_segment(source, part) or _unparse(part)
+
     statement = tree.body[0] if len(tree.body) == 1 else None
+    if isinstance(statement, ast.AugAssign):
+        # ``total += loss``: the result of ``total + loss`` is written back into ``total``.
+        left, right = text(statement.target), text(statement.value)
+        roles = {"input": left, "self": left, "first": left, "other": right, "result": right, "second": right}
+        return text(statement), roles, ""
     node = getattr(statement, "value", None)
     if not isinstance(node, ast.BinOp):
         return None
     if not isinstance(node.op, ast.MatMult) and any(isinstance(side, ast.Call) for side in (node.left, node.right)):
         return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
-    left, right = _unparse(node.left), _unparse(node.right)
+    left, right = text(node.left), text(node.right)
     op = "matmul" if isinstance(node.op, ast.MatMult) else ""
-    return _unparse(node), {"input": left, "weight": right, "self": left, "other": right}, op
+    return text(node), {"input": left, "weight": right, "self": left, "other": right}, op
 
 
 # Receivers that are namespaces, not tensors: ``torch.matmul(a, b)`` is a function call, ``a.matmul(b)`` a method.
-_NAMESPACES = frozenset({"torch", "F", "nn", "functional", "flash_attn", "np", "ops", "fa", "flex_attention"})
+_NAMESPACES = frozenset(
+    {"torch", "F", "nn", "functional", "flash_attn", "np", "ops", "fa", "flex_attention", "dist", "distributed", "tl"}
+)
 
 
 def _with_expression(operand: Operand, by_role: dict[str, str]) -> Operand:
     expression = by_role.get(operand.role, "")
     if not expression:
         return operand
-    return Operand(operand.argument, operand.role, operand.kind, operand.value, expression)
+    return replace(operand, expression=expression)
 
 
-def _module_op(deeper: list[Frame], tables: _Rules) -> str:
-    """The op of the torch module whose forward the call entered (``linear`` for ``nn/modules/linear.py``)."""
+def _module_op(deeper: list[Frame], tables: _Rules) -> tuple[str, tuple[str, ...]]:
+    """The op of the torch module whose forward the call entered (``linear`` for ``nn/modules/linear.py``), and the
+    roles of the module call's positional arguments."""
     for frame in deeper:
         path = frame.file.replace("\\", "/")
-        for suffix, op in tables.modules.items():
+        for suffix, (op, roles) in tables.modules.items():
             if path.endswith(suffix):
-                return op
-    return ""
+                return op, roles
+    return "", ()
 
 
-def _call_node(code: str) -> ast.Call | None:
-    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets)."""
+def _call_node(code: str, entered: str = "") -> tuple[ast.Call, str] | None:
+    """The outermost call in ``code`` (a traceback's source line, possibly cut before its closing brackets), and the
+    text it was parsed from; the call named ``entered`` when there is one (the next frame is that function:
+    ``nn.Linear(16, 4).to(device)`` failed in ``to``, not in the constructor)."""
     text = code.strip()
     if not text or len(text) > 2000:
         return None
     for head in ("return ", "yield ", "await "):
         text = text.removeprefix(head)
     for suffix in ("", ")", "))", ")))"):
+        source = text.rstrip(",") + suffix
         try:
-            tree = ast.parse(text.rstrip(",") + suffix)
+            tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
-        return _first_call(tree)
+        named = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and entered and _callee(n.func)[0] == entered]
+        node = named[0] if named else _first_call(tree)
+        return (node, source) if node is not None else None
     return None
 
 

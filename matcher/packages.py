@@ -32,6 +32,20 @@ _LABELLED = lazy_regex(
 )
 # The banner every DeepSpeed run logs: "[Rank 0] DeepSpeed info: version=0.14.0, git-hash=..., git-branch=...".
 _DEEPSPEED_BANNER = lazy_regex(r"\bDeepSpeed info: version=" + _VERSION)
+# The banner Unsloth prints when it loads a model (unsloth/models/llama.py, vision.py), over three lines:
+#   "==((====))==  Unsloth 2025.3.19: Fast Qwen2 patching. Transformers: 4.50.0. vLLM: 0.7.3."
+#   "O^O/ \_/ \    Torch: 2.6.0+cu124. CUDA: 8.9. CUDA Toolkit: 12.4. Triton: 3.2.0"
+#   "\        /    Bfloat16 = TRUE. FA [Xformers = 0.0.29.post3. FA2 = False]"
+# (releases before December 2024 print "Transformers = 4.44.2" and "Pytorch: 2.4.0+cu121.").
+_UNSLOTH_BANNER = lazy_regex(
+    r"\bUnsloth (?P<unsloth>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?): Fast \S+ patching\. Transformers(?::| =) "
+    + _VERSION.replace("version", "transformers")
+    + r"(?:\. vLLM: "
+    + _VERSION.replace("version", "vllm")
+    + ")?"
+)
+_UNSLOTH_TORCH = lazy_regex(r"^O\^O/ \\_/ \\\s+(?:Torch|Pytorch): " + _VERSION.replace("version", "torch"))
+_UNSLOTH_XFORMERS = lazy_regex(r"\bFA \[Xformers = " + _VERSION.replace("version", "xformers"))
 _SEPARATORS = lazy_regex(r"[-_.]+")
 _ALIASES = {
     "pytorch": "torch",
@@ -115,7 +129,17 @@ def _valid(version: str) -> bool:
 
 
 # Lines that can hold a version at all; one C-level scan instead of three regexes on every line of a big log.
-_CANDIDATE = lazy_regex(r"==|[Vv]ersion|VERSION|info\b|\s{2}\d+\.\d")
+_CANDIDATE = lazy_regex(r"==|[Vv]ersion|VERSION|info\b|\s{2}\d+\.\d|Unsloth \d|O\^O/|Xformers = ")
+
+
+def _unsloth_banner(line: str) -> Iterator[PackageVersion]:
+    """The versions an Unsloth banner line states (none for any other line)."""
+    for pattern in (_UNSLOTH_BANNER, _UNSLOTH_TORCH, _UNSLOTH_XFORMERS):
+        found = pattern.search(line)
+        if found:
+            for name, version in found.groupdict().items():
+                if version:  # a local part runs into the sentence's full stop: "Torch: 2.6.0+cu124."
+                    yield PackageVersion(name, version.rstrip("."), "banner")
 
 
 def _candidates(text: str) -> Iterator[PackageVersion]:
@@ -126,6 +150,10 @@ def _candidates(text: str) -> Iterator[PackageVersion]:
         banner = _DEEPSPEED_BANNER.search(stripped)
         if banner:
             yield PackageVersion("deepspeed", banner["version"], "banner")
+            continue
+        unsloth = list(_unsloth_banner(stripped))
+        if unsloth:
+            yield from unsloth
             continue
         labelled = _LABELLED.match(stripped)
         if labelled and len(labelled["name"]) <= 40:

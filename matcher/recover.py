@@ -204,11 +204,12 @@ def bare_error_lines(text: str, stream: str) -> list[ErrorLine]:
 
 
 # Lines of a short paste that are not the message: carets, a warning (a warning is not the error; entries read
-# warnings from the log), source code, a command line, a progress bar ("45%|████▌ | 9/20 [00:01<00:02, 4.1it/s]"),
+# warnings from the log), source code, a command line (a program and a few words before its first flag: a message
+# that ends by suggesting a flag, "... for example: --dtype=half.", stays), a progress bar ("45%|████▌ | 9/20 [00:01<00:02, 4.1it/s]"),
 # a Trainer metrics dict.
 _NOT_A_MESSAGE = lazy_regex(
     r"^[\s^~]*$|(?<!\w)\w+Warning: |^warnings\.warn\(|^(?:raise|return)\s|^\$ |^(?:python3?|torchrun|accelerate|deepspeed"
-    r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |\s--\w|\d%\|[^|\n]*\||/(?:s|it)\]$|^\{'\w+': "
+    r"|bash|sh|srun|CUDA_VISIBLE_DEVICES=\S*) |^\S+(?: (?!--)\S+){0,3} --\w|\d%\|[^|\n]*\||/(?:s|it)\]$|^\{'\w+': "
 )
 
 

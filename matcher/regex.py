@@ -24,6 +24,9 @@ __all__ = ["LazyPattern", "LazyRegex", "Pattern", "PatternError", "compile_patte
 class Pattern(Protocol):
     """What the matcher uses of a compiled RE2 pattern (google-re2 ships no type hints)."""
 
+    @property
+    def pattern(self) -> str: ...
+
     def search(self, text: str) -> Any: ...
 
     def finditer(self, text: str) -> Any: ...

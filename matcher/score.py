@@ -48,6 +48,7 @@ __all__ = [
     "deciding",
     "entry_score",
     "excluded",
+    "match_entry",
     "open_questions",
     "rank_key",
     "required_failed",
@@ -134,24 +135,40 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
     matches: list[Match] = []
     fallbacks: list[Match] = []
     for entry in entries:
-        if not entry.is_active:
-            continue
-        anchored = anchor(entry, incident)
-        if anchored is None or excluded(entry, incident):
-            continue
-        pattern, hit = anchored
-        evidence = _evaluate(entry.conditions, incident)
-        if required_failed(evidence):
-            continue
-        fixes = contradicting_fixes(_evaluate(entry.fixed, incident))
-        evidence.extend(fixes)
-        score = entry_score(entry, pattern.weight, evidence)
-        if score < MIN_SCORE:
-            continue
-        level = capped(confidence(score), incident)
-        match = Match(entry, round(score, 2), level, (hit.evidence(pattern), *evidence), hit.groups)
-        (fallbacks if entry.is_family and pattern.weight == 0 else matches).append(match)
+        scored = _scored(entry, incident)
+        if scored is not None:
+            match, fallback = scored
+            (fallbacks if fallback else matches).append(match)
     return sorted(matches or fallbacks, key=rank_key)
+
+
+def match_entry(entry: KBEntry, incident: Incident) -> Match | None:
+    """``entry``'s match on ``incident``, or None when it is no candidate (inactive, not anchored, excluded, a
+    required condition failed, too weak). :func:`score_entries` keeps a fallback only when nothing else matches,
+    so ``incident`` gets an answer exactly when one entry here returns a match."""
+    scored = _scored(entry, incident)
+    return scored[0] if scored is not None else None
+
+
+def _scored(entry: KBEntry, incident: Incident) -> tuple[Match, bool] | None:
+    """The match and whether it is a fallback (a family anchored by a pattern of weight 0)."""
+    if not entry.is_active:
+        return None
+    anchored = anchor(entry, incident)
+    if anchored is None or excluded(entry, incident):
+        return None
+    pattern, hit = anchored
+    evidence = _evaluate(entry.conditions, incident)
+    if required_failed(evidence):
+        return None
+    fixes = contradicting_fixes(_evaluate(entry.fixed, incident))
+    evidence.extend(fixes)
+    score = entry_score(entry, pattern.weight, evidence)
+    if score < MIN_SCORE:
+        return None
+    level = capped(confidence(score), incident)
+    match = Match(entry, round(score, 2), level, (hit.evidence(pattern), *evidence), hit.groups)
+    return match, entry.is_family and pattern.weight == 0
 
 
 def check_entries(entries: Iterable[KBEntry], incident: Incident) -> tuple[list[Match], list[Match]]:

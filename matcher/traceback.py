@@ -26,6 +26,9 @@ __all__ = [
 
 _HEADER = "Traceback (most recent call last):"
 FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+# A paste cut inside its first frame line: 'site-packages\diffusers\models\x.py", line 902, in f'. Only ever the
+# first frame of a paste without a header (the closing quote and ", line N, in" say what the line was).
+_CUT_FRAME = lazy_regex(r'^\s*(?P<file>[^"\s][^"]*\.py)", line (?P<line>\d+), in (?P<function>[\w.<>]+)$')
 # "RuntimeError: msg", "torch.OutOfMemoryError: msg", "deepspeed.runtime.Foo: msg", a bare "KeyboardInterrupt".
 EXCEPTION = lazy_regex(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure|error))"
@@ -106,6 +109,9 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
 # "│ /path/to/file.py:197 in backward   │" inside a box headed "╭── Traceback (most recent call last) ──╮".
 _RICH_FRAME = lazy_regex(r"^[│┃]\s*(?P<file>\S+?\.py):(?P<line>\d+) in (?P<function>[^\s│┃]+)\s*[│┃]?\s*$")
 _BOX_LINE = lazy_regex(r"^[│┃╭╰┏┗]")
+# The line that raised, marked in the box: "│ ❱ 576 │   │   z = self.post_quant_conv(z)     │" (the inner bars are
+# rich's indentation guides); kept as the frame's source line, which says which release the file is from.
+_RICH_CURRENT = lazy_regex(r"^[│┃]\s*❱\s*\d+\s*(?:[│┃]\s{0,3})*(?P<code>.*?)\s*[│┃]?\s*$")
 
 
 def _unbox_rich(text: str) -> str:
@@ -120,6 +126,8 @@ def _unbox_rich(text: str) -> str:
             frame = _RICH_FRAME.match(line)
             if frame:
                 out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"]}')
+            elif (current := _RICH_CURRENT.match(line)) and current["code"] and out and out[-1].startswith("  File "):
+                out.append(f"    {current['code']}")
     return "\n".join(out)
 
 
@@ -129,6 +137,9 @@ def _unbox_rich(text: str) -> str:
 _IPYTHON_HEADER = lazy_regex(r"^\w+\s{2,}Traceback \(most recent call last\)[ \t]*$", re.MULTILINE)
 _IPYTHON_FRAME = lazy_regex(r"^File (?P<file>\S+?\.py):(?P<line>\d+), in (?P<function>[\w.<>]+)")
 _IPYTHON_CELL = lazy_regex(r"^(?:Cell In ?\[\d*\]|Input In \[\d*\]), line (?P<line>\d+)")
+# The arrow marks the line that raised ("--> 1501     return forward_call(*args, **kwargs)"): kept as the frame's
+# source line, which says which release the file is from.
+_IPYTHON_CURRENT = lazy_regex(r"^-*> ?\d+\s+(?P<code>\S.*?)\s*$")
 
 
 def _plain_ipython(text: str) -> str:
@@ -141,7 +152,10 @@ def _plain_ipython(text: str) -> str:
             out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"].rsplit(".", 1)[-1]}')
         elif cell := _IPYTHON_CELL.match(line):
             out.append(f'  File "<cell>", line {cell["line"]}, in <module>')
-        elif not line.startswith(("----> ", "--> ", "-> ")) and not re.match(r"^\s+\d+ ", line):
+        elif current := _IPYTHON_CURRENT.match(line):
+            if out and out[-1].startswith("  File "):
+                out.append(f"    {current['code']}")
+        elif not re.match(r"^\s+\d+ ", line) and not re.match(r"^\s+\(\.\.\.\)\s*$", line):
             out.append(line)
     return "\n".join(out)
 
@@ -165,7 +179,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     while index < len(lines):
         stripped = lines[index].strip()
         # A pasted traceback often starts at its first frame, without the header line.
-        if stripped != _HEADER and not FRAME.match(lines[index]):
+        if stripped != _HEADER and not FRAME.match(lines[index]) and not _CUT_FRAME.match(lines[index]):
             if stripped == _CHAIN_CAUSE:
                 pending_chain = "cause"
             elif stripped == _CHAIN_CONTEXT:
@@ -185,7 +199,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
         exc_type = message = ""
         while index < len(lines):
             line = lines[index]
-            frame = FRAME.match(line)
+            frame = FRAME.match(line) or (_CUT_FRAME.match(line) if not frames and not complete else None)
             if frame:
                 code = ""
                 nxt = lines[index + 1] if index + 1 < len(lines) else ""

@@ -39,6 +39,27 @@ def catalog() -> Catalog:
     return load_catalog(cache_dir=None)
 
 
+@pytest.fixture(scope="session")
+def small_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A checkout with one entry, the census rows and no mined census: for tests of what ``docs`` does with its
+    folders, which do not depend on the KB's size. On the whole checkout, ``docs`` explains every mined message
+    (half a minute)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("checkout")
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copy(repo / "pyproject.toml", root / "pyproject.toml")
+    (root / "kb" / "family").mkdir(parents=True)
+    for name in ("ids.txt", "schema.json"):
+        shutil.copy(repo / "kb" / name, root / "kb" / name)
+    shutil.copy(repo / "kb" / "family" / "mat1-mat2-dtype.yaml", root / "kb" / "family")
+    shutil.copytree(repo / "kb" / "family" / "mat1-mat2-dtype", root / "kb" / "family" / "mat1-mat2-dtype")
+    (root / "census").mkdir()
+    for rows in (repo / "census").glob("*.yaml"):
+        shutil.copy(rows, root / "census" / rows.name)
+    return root
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No user cache, no private KB, English and no colour unless a test says otherwise."""

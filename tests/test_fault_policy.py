@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dtypefix.cli import app as app_module
-from dtypefix.cli import options as options_module
+from dtypefix.cli import settings as settings_module
 from dtypefix.matcher import catalog as catalog_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ def test_an_injected_fault_is_one_line_and_exit_2(argv, monkeypatch: pytest.Monk
     def broken(*args, **kwargs):
         raise Boom("injected fault")
 
-    monkeypatch.setattr(options_module, "load_catalog", broken)
+    monkeypatch.setattr(settings_module, "load_catalog", broken)
     monkeypatch.setattr(catalog_module, "load_catalog", broken)
     monkeypatch.setattr(sys, "stdin", __import__("io").TextIOWrapper(__import__("io").BytesIO(MAT1.encode())))
     code = app_module.main(argv)
@@ -54,9 +54,9 @@ def test_run_returns_the_childs_status_even_when_the_explanation_fails(tmp_path:
     boom = tmp_path / "kb" / "boom.py"  # not an entry; the fault comes from the patched loader below
     boom.write_text("", encoding="utf-8")
     code = (
-        "import sys; from dtypefix.cli import app, options\n"
+        "import sys; from dtypefix.cli import app, settings\n"
         "def broken(*a, **k): raise RuntimeError('injected')\n"
-        "options.load_catalog = broken\n"
+        "settings.load_catalog = broken\n"
         f"sys.exit(app.main(['run', '--', {sys.executable!r}, {str(script)!r}]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jsonschema
 import pytest
 
-from dtypefix.cli.where_words import location_json, readable_value, where_lines
+from dtypefix.cli.where_words import location_json, location_schema, readable_value, where_lines
 from dtypefix.matcher.hints import find_hints
 from dtypefix.matcher.incident import build_incident
 from dtypefix.matcher.location import locate
@@ -16,6 +17,8 @@ from dtypefix.matcher.packages import parse_versions
 from dtypefix.matcher.traceback import parse_stacks
 
 RECORDINGS = Path(__file__).parent / "data" / "where"
+# The H100 recordings replayed by test_recorded.py (real output, torch 2.11.0+cu130; see each .yaml beside it).
+H100 = Path(__file__).parent / "data" / "recorded"
 
 # The issue's example, with the frames Python 3.12 prints (carets under each call).
 LINEAR = """Traceback (most recent call last):
@@ -177,5 +180,194 @@ def test_json_location_shape() -> None:
         "value": "BFloat16",
         "readable": "bfloat16",
         "expression": "self.score.weight",
+        "origin": "message",
     }
     assert data["first_step"]["en"].startswith("make both sides one dtype")
+
+
+# Each H100 recording, and the sides the first screen should name: (argument, readable value, expression, origin).
+SIDES = {
+    # SDPA printed the dtypes in a warning at the same line before "No available kernel".
+    "torch-sdpa-flash-fp32": [
+        ("query", "float32", "q", "warning"),
+        ("key", "float32", "k", "warning"),
+        ("value", "float32", "v", "warning"),
+    ],
+    "dev-mask-created-in-forward": [("self", "cuda:0", "att", "message"), ("mask", "cpu", "mask == 0", "message")],
+    # nn.LSTM called as a module: its second positional argument is the hidden state.
+    "dev-tensor-created-in-forward": [
+        ("input", "cuda:0", "self.emb(idx)", "message"),
+        ("hidden", "cpu", "(h0, c0)", "message"),
+    ],
+    # A loss module's forward(input, target); the int64 the kernel needs is a requirement, tied to nothing.
+    "torch-ce-float-labels": [("target", "float32", "labels", "message"), ("expected", "int64", "", "message")],
+    # The NCCL backend's own log line says which device the process group takes.
+    "dev-nccl-allreduce-cpu-tensor": [("tensor", "cpu", "loss_for_logging", "message"), ("process group", "cuda", "", "log")],
+    "dev-meta-forward": [("tensor", "meta", "next_tokens", "message"), ("destination", "cpu", "next_tokens.tolist()", "line")],
+    # transformers' `to` only forwards *args/**kwargs: the user's `model.to("cuda")` is tied instead.
+    "dev-meta-to-cuda": [("tensor", "meta", "model", "message"), ("destination", "cuda", '"cuda"', "line")],
+    "torch-gradscaler-fp16-params": [("gradients", "float16", "", "message"), ("expected", "float32", "", "message")],
+    "torch-gradscaler-bf16-params": [("gradients", "bfloat16", "", "message"), ("expected", "float32", "", "message")],
+    "dev-optimizer-state-wrong-device": [("first tensor", "cuda:0", "", "message"), ("second tensor", "cpu", "", "message")],
+    "trainer-fp16-and-bf16": [("fp16", "float16", "", "message"), ("bf16", "bfloat16", "", "message")],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SIDES))
+def test_sides_of_h100_recordings(name: str) -> None:
+    location = locate(build_incident((H100 / f"h100-{name}.log").read_text(encoding="utf-8")))
+    assert location is not None
+    got = [(o.argument, readable_value(o.value) if o.value else "", o.expression, o.origin) for o in location.operands]
+    assert got == SIDES[name]
+    data = location_json(location)
+    jsonschema.validate(data, location_schema())
+
+
+def test_torch_internal_frames_are_not_the_site() -> None:
+    """torch.load fails deep in torch/_weights_only_unpickler.py: the line to fix is the user's torch.load call."""
+    location = locate(build_incident((H100 / "h100-dev-torch-load-cuda1.log").read_text(encoding="utf-8")))
+    assert location is not None and location.site is not None
+    assert (location.site.file.rsplit("/", 1)[-1], location.site.line) == ("dev_torch_load_cuda1.py", 11)
+    assert [(o.argument, o.value) for o in location.operands] == [
+        ("saved storage", "cuda:1"),
+        ("this machine", "1 GPU"),
+    ]
+
+
+def test_the_call_the_next_frame_entered() -> None:
+    """``nn.Linear(16, 4).to(device)`` failed in Module.to (the next frame), not in the constructor."""
+    location = locate(build_incident((H100 / "h100-dev-invalid-device-ordinal.log").read_text(encoding="utf-8")))
+    assert location is not None and location.call == "nn.Linear(16, 4).to(device)"
+
+
+def test_a_cause_screen_names_the_sides_under_the_where_line() -> None:
+    """A specific cause (DTF465) answers; the sides still show, in the same paragraph as the line, in both
+    languages, and nothing English is left in the Chinese."""
+    from dtypefix.cli.markdown import format_report
+    from dtypefix.matcher import explain
+
+    report = explain((H100 / "h100-dev-optimizer-state-wrong-device.log").read_text(encoding="utf-8"))
+    assert not report.matches[0].entry.is_family
+    en = format_report(report, "en")
+    assert (
+        "your code (not an installed package)\\\n**Operands:** first tensor (cuda:0, not on the line) · second " in en
+    )
+    zh = format_report(report, "zh")
+    assert "**两侧张量：** 第一个张量（cuda:0，这一行看不出是哪个表达式） · 第二个张量（cpu，" in zh
+
+
+def test_a_value_from_a_warning_says_so() -> None:
+    from dtypefix.cli.markdown import format_report
+    from dtypefix.matcher import explain
+
+    report = explain((H100 / "h100-torch-sdpa-flash-fp32.log").read_text(encoding="utf-8"))
+    said = "`q` (query, float32) · `k` (key, float32) · `v` (value, float32) — from the warning at this line"
+    assert said in format_report(report, "en")
+    assert "`v`（value，float32）（均来自这一行先打印的警告）" in format_report(report, "zh")
+
+
+def test_augmented_assignment_writes_into_its_target() -> None:
+    """kb/torch/inplace-float-update-of-integer-buffer/hierfl-1.log: a float product added in place into a Long
+    buffer; the sides keep the line's own spelling."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "torch" / "inplace-float-update-of-integer-buffer"
+    location = locate(build_incident((kb / "hierfl-1.log").read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("result", "Float", "torch.mul(w[i][k], s_num[i]/temp_sample_num)"),
+        ("output", "Long", "w_avg[k]"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "value", "other_value"),
+    [
+        # The NCCL backend's own warning line (H100 recording dev_nccl_allreduce_cpu_tensor).
+        ("[rank0]:[W1123 00:34:59.278767509 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() was "
+         "not called before program exit, which can leak resources.", "process-group-backend", "cuda", "nccl"),
+        # transformers' check before quantized models are dispatched (census transformers[31]).
+        ("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized "
+         "model.", "offload", "cpu or disk", ""),
+        # FSDP2's policy dataclass as Python prints it, and AcceleratorState's repr line.
+        ("MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, output_dtype=None, "
+         "cast_forward_inputs=True)", "fsdp-param-dtype", "torch.bfloat16", "torch.float32"),
+        ("Mixed precision type: bf16", "accelerate-precision", "bf16", ""),
+        # Both printed by accelerate before a crash in a public report (older accelerate's "meta device device").
+        ("WARNING:root:Some parameters are on the meta device device because they were offloaded to the cpu.",
+         "offload", "cpu", ""),
+        ("WARNING:accelerate.big_modeling:You shouldn't move a model that is dispatched using accelerate hooks.",
+         "dispatched-model-moved", "device_map", ""),
+    ],
+)  # fmt: skip
+def test_more_hints(line: str, key: str, value: str, other_value: str) -> None:
+    assert [(h.key, h.value, h.other_value) for h in find_hints(line)] == [(key, value, other_value)]
+
+
+def test_a_required_side_is_not_missing_from_the_line() -> None:
+    location = locate(build_incident((H100 / "h100-torch-ce-float-labels.log").read_text(encoding="utf-8")))
+    en = "\n".join(where_lines(location, "en"))
+    assert "`labels` (target, float32) · expected (int64)\n" in en + "\n"
+
+
+def test_a_library_line_with_devices_gets_a_device_step() -> None:
+    location = locate(build_incident((H100 / "h100-dev-meta-to-cuda.log").read_text(encoding="utf-8")))
+    en = "\n".join(where_lines(location, "en"))
+    assert "keep what you hand it on one device" in en and "one dtype" not in en
+    assert "让你传给它的东西都在同一个设备上" in "\n".join(where_lines(location, "zh"))
+
+
+def test_a_settings_check_gets_no_generic_library_step() -> None:
+    location = locate(build_incident((H100 / "h100-trainer-fp16-and-bf16.log").read_text(encoding="utf-8")))
+    assert location is not None and location.op == "config"
+    assert not any("First step here" in line for line in where_lines(location, "en"))
+
+
+def test_caret_markers_pick_the_binary_operation() -> None:
+    """Python 3.12 underlines ``grad_y.t() @ h`` (``~~~^~~``) on a line that also holds an assignment and a comment."""
+    text = (H100 / "h100-autograd-fn-autocast-no-custom-fwd.log").read_text(encoding="utf-8")
+    location = locate(build_incident(text))
+    assert location is not None and location.call == "grad_y.t() @ h"
+    assert [(o.argument, readable_value(o.value), o.expression) for o in location.operands] == [
+        ("mat1", "float32", "grad_y.t()"),
+        ("mat2", "bfloat16", "h"),
+    ]
+
+
+def test_no_cast_towards_a_device_literal() -> None:
+    """kb/family/meta-tensor/lora-scripts-529.log: ``unet.to("cpu")`` on a meta model; the literal is where the data
+    should go, not a tensor to cast the model towards."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "family" / "meta-tensor" / "lora-scripts-529.log"
+    location = locate(build_incident(kb.read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("tensor", "meta", "unet"),
+        ("destination", "cpu", '"cpu"'),
+    ]
+    assert ".to(" not in "\n".join(where_lines(location, "en"))
+
+
+@pytest.mark.parametrize(
+    ("log", "cast"),
+    [
+        # A process group, a Python scalar and an LSTM's (h0, c0) tuple have no .to(): no cast is offered.
+        ("kb/fsdp/fsdp2-cpu-offload-grad-norm-on-nccl-only-group/hyper-parallel-612.log", ""),
+        ("tests/data/recorded/h100-torch-fp16-masked-fill-overflow.log", ""),
+        ("tests/data/recorded/h100-dev-tensor-created-in-forward.log", ""),
+        # An operation as the side to cast towards keeps its brackets before .dtype.
+        ("kb/devices/int8-lora-on-pre-turing-gpu-in-mixed-box/unsloth-212.log", "(h.t()).to((dY @ downB.t()).dtype)"),
+    ],
+)
+def test_casts_only_between_tensors(log: str, cast: str) -> None:
+    from dtypefix.cli.where_words import _cast
+
+    path = Path(__file__).resolve().parents[1] / log
+    location = locate(build_incident(path.read_text(encoding="utf-8")))
+    assert location is not None and _cast(location) == cast
+
+
+def test_hint_values_in_chinese_have_no_english_joins() -> None:
+    """transformers' "Some modules are dispatched on the CPU or the disk" (census transformers[31])."""
+    from dtypefix.matcher.location import Location
+
+    hints = find_hints("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit")
+    zh = "\n".join(where_lines(Location(None, False, None, "", "", "", (), hints), "zh"))
+    assert "accelerate 把部分参数卸载到了 cpu或disk" in zh and " or " not in zh

@@ -12,6 +12,7 @@ from dtypefix.matcher.location import load_rules, read_operands
 
 ROWS = load_census(census_dir(Path(__file__).resolve().parent.parent / "kb"))
 READ = [(row, *read_operands(row.example)) for row in ROWS]
+FIXED = {spec["value"] for rule in load_rules().rules for spec in rule.operands if "value" in spec}
 
 
 def test_every_rule_reads_a_census_row() -> None:
@@ -24,9 +25,11 @@ def test_operands_read_from_a_row_are_in_its_example(row, op, operands) -> None:
     assert len(operands) >= 2, row.where
     for operand in operands:
         assert operand.argument and operand.role and operand.kind in ("dtype", "device"), row.where
-        # A value is part of the example as printed (c10:: prefixes removed) or, for legacy tensor types, the device
-        # they imply.
-        assert not operand.value or operand.value in row.example or operand.kind == "device", (row.where, operand)
+        # A value is part of the example as printed (c10:: prefixes removed), what the rule says the op requires
+        # (the `expected` side of GradScaler or nll_loss), or, for legacy tensor types, the device they imply.
+        assert (
+            not operand.value or operand.value in row.example or operand.value in FIXED or operand.kind == "device"
+        ), (row.where, operand)
 
 
 def test_two_sided_dtype_rows_are_read() -> None:
@@ -35,6 +38,19 @@ def test_two_sided_dtype_rows_are_read() -> None:
                 "for `weight`", "masked_scatter", "Expected all tensors", "expected scalar type", "attn_mask dtype")  # fmt: skip
     unread = [row.where for row, _, operands in READ if any(f in row.template for f in families) and not operands]
     assert unread == []
+
+
+def test_rows_of_the_h100_stack_are_read() -> None:
+    """The wordings of FSDP/FSDP2, FlexAttention, _scaled_mm, AOTInductor, Triton, collectives, GradScaler and the
+    nll_loss kernels (issue 20's H100 stack) all have roles, on every census row that prints them."""
+    wordings = ("Must flatten tensors", "FSDP expects uniform", "FlatParameter` requires uniform", "Expect q/k/v and",
+                "Expected both inputs to be fp8", "unmatched dtype, expected", "First input (", "Both operands must be",
+                "No backend type associated", "expected self and mask", "Attempting to unscale FP16",
+                "_amp_foreach_non_finite", "nll_loss_forward", "Query/Key/Value should", "Inconsistent compute device",
+                "FSDP only supports single device", "device_ids and output_device")  # fmt: skip
+    unread = [row.where for row, _, operands in READ if any(w in row.example for w in wordings) and not operands]
+    assert unread == []
+    assert {w for w in wordings if any(w in row.example for row in ROWS)} == set(wordings)
 
 
 def test_linear_sides() -> None:
@@ -69,3 +85,42 @@ def test_legacy_types_on_two_devices_are_devices() -> None:
 
 def test_message_without_operands() -> None:
     assert read_operands("CUDA out of memory. Tried to allocate 2.00 GiB") == ("", ())
+
+
+@pytest.mark.parametrize(
+    ("message", "sides"),
+    [
+        # census torch-compile[11]: AOTInductor prints the ScalarType numbers (15 = BFloat16, 6 = Float).
+        ("input_handles[0]: unmatched dtype, expected: 15(at::kBFloat16), but got: 6",
+         [("compiled for", "BFloat16"), ("input_handles[0]", "Float")]),
+        # census torch-distributed[18]: a set of torch.device reprs.
+        ("FSDP only supports single device modules but got params on {device(type='cuda', index=0), "
+         "device(type='cuda', index=1)}", [("one parameter", "cuda:0"), ("another parameter", "cuda:1")]),
+        # census torch-distributed[43]: DDP's device_ids are CUDA device indices.
+        ("DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-device "
+         "GPU modules or CPU modules, but got device_ids [0], output_device 0, and module parameters "
+         "{device(type='cpu')}.", [("device_ids", "cuda:0"), ("parameters", "cpu")]),
+        # census torch-distributed[39] with the process group's backend read from the NCCL log line.
+        ("No backend type associated with device type cpu", [("tensor", "cpu"), ("process group", "")]),
+        # census torch-compile[3]: FlexAttention's block mask on another GPU.
+        ("Expect q/k/v and block_mask to be on the same device but got cuda:1 and cuda:0.",
+         [("q/k/v", "cuda:1"), ("block_mask", "cuda:0")]),
+        # census torch-compile[8]: _scaled_mm's meta check under torch.compile.
+        ("Expected both inputs to be fp8 or fp4 types but got self.dtype=torch.bfloat16 and "
+         "mat2.dtype=torch.float8_e4m3fn", [("self", "torch.bfloat16"), ("mat2", "torch.float8_e4m3fn")]),
+        # census triton[4]: tl.dot's operands.
+        ("First input (fp16) and second input (fp32) must have the same dtype!",
+         [("first input", "fp16"), ("second input", "fp32")]),
+    ],
+)  # fmt: skip
+def test_sides_of_more_wordings(message: str, sides: list[tuple[str, str]]) -> None:
+    _, operands = read_operands(message)
+    assert [(o.argument, o.value) for o in operands] == sides
+
+
+def test_readable_values_of_older_and_triton_names() -> None:
+    from dtypefix.cli.where_words import readable_value
+
+    assert [readable_value(v) for v in ("CUDA", "fp16", "bf16", "unsigned char", "Bool", "torch.float8_e4m3fn")] == [
+        "cuda", "float16", "bfloat16", "uint8", "bool", "float8_e4m3fn",
+    ]  # fmt: skip

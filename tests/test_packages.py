@@ -108,3 +108,22 @@ def test_the_deepspeed_banner_gives_its_version() -> None:
     )
     found = parse_versions(line)["deepspeed"]
     assert (found.version, found.origin) == ("0.7.6", "banner")
+
+
+# The banner Unsloth printed when loading a model (unslothai/unsloth#1856, a user's log, trimmed to the banner).
+_UNSLOTH_BANNER = r"""==((====))==  Unsloth 2025.3.19: Fast Qwen2 patching. Transformers: 4.50.3. vLLM: 0.8.3.dev162+g8af5a5c4.d20250401.cu128.
+   \\   /|    NVIDIA GeForce RTX 5090. Num GPUs = 1. Max memory: 31.367 GB. Platform: Linux.
+O^O/ \_/ \    Torch: 2.8.0.dev20250331+cu128. CUDA: 12.0. CUDA Toolkit: 12.8. Triton: 3.3.0
+\        /    Bfloat16 = TRUE. FA [Xformers = None. FA2 = False]
+ "-____-"     Free license: http://github.com/unslothai/unsloth
+"""
+
+
+def test_the_unsloth_banner_gives_its_versions() -> None:
+    found = parse_versions(_UNSLOTH_BANNER)
+    assert {name: (p.version, p.origin) for name, p in found.items()} == {
+        "unsloth": ("2025.3.19", "banner"),
+        "transformers": ("4.50.3", "banner"),
+        "vllm": ("0.8.3.dev162+g8af5a5c4.d20250401.cu128", "banner"),
+        "torch": ("2.8.0.dev20250331+cu128", "banner"),
+    }

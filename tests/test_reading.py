@@ -357,6 +357,13 @@ def test_a_notice_before_a_real_failure_does_not_hide_it() -> None:
         ("value cannot be converted to type at::Half without overflow", "DTF105"),
         ("Input type (float) and bias type (c10::Half) should be the same", "input-weight-type"),
         ("No backend type associated with device type cpu", "collective-device-backend"),
+        # a message that ends by suggesting a flag is not a command line
+        (
+            "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute"
+            " capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example:"
+            " --dtype=half.",
+            "DTF150",
+        ),
     ],
 )
 def test_a_bare_message_reaches_entries_whose_patterns_name_a_type(message: str, expected: str) -> None:

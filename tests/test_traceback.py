@@ -118,3 +118,44 @@ def test_ipython_traceback() -> None:
     assert [f.function for f in stack.frames] == ["<module>", "_call_impl", "forward"]
     assert stack.frames[2].file.endswith("torch/nn/modules/linear.py") and stack.frames[2].line == 114
     assert stack.exc_type == "RuntimeError" and stack.message.startswith("mat1 and mat2 must have")
+
+
+# Jupyter (pegasi-ai/reins#6) and rich (HarderThenHarder/transformers_tasks#62) tracebacks, trimmed; the rich box's
+# top and bottom border are rich's fixed frame around the lines the report shows.
+_JUPYTER = """RuntimeError                              Traceback (most recent call last)
+Cell In[16], line 3
+      1 generate_text = InstructionTextGenerationPipeline(model=model, tokenizer=tokenizer)
+----> 3 generate_text("Look up the boiling point of water.")
+
+File /opt/conda/envs/textgen/lib/python3.10/site-packages/accelerate/hooks.py:165, in add_hook_to_module.<locals>.new_forward(*args, **kwargs)
+    163         output = old_forward(*args, **kwargs)
+    164 else:
+--> 165     output = old_forward(*args, **kwargs)
+    166 return module._hf_hook.post_forward(module, output)
+
+RuntimeError: expected scalar type BFloat16 but found Float
+"""
+_RICH = """╭───────────────────── Traceback (most recent call last) ──────────────────────╮
+│ /ml/temp/envs/llm_env/lib/python3.8/site-packages/torch/nn/modules/module.py:1501 in _call_impl  │
+│                                                                                                  │
+│   1498 │   │   if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks   │
+│   1499 │   │   │   │   or _global_backward_pre_hooks or _global_backward_hooks                   │
+│   1500 │   │   │   │   or _global_forward_hooks or _global_forward_pre_hooks):                   │
+│ ❱ 1501 │   │   │   return forward_call(*args, **kwargs)                                          │
+│   1502 │   │   # Do not call functions when jit is used                                          │
+╰──────────────────────────────────────────────────────────────────────────────╯
+RuntimeError: self and mat2 must have the same dtype
+"""
+
+
+def test_jupyter_and_rich_frames_keep_the_line_that_raised() -> None:
+    """The marked line is the frame's source line: it says which release a library file is from."""
+    (jupyter,) = parse_stacks(_JUPYTER)
+    assert [(f.line, f.function, f.code) for f in jupyter.frames] == [
+        (3, "<module>", 'generate_text("Look up the boiling point of water.")'),
+        (165, "new_forward", "output = old_forward(*args, **kwargs)"),
+    ]
+    (rich,) = parse_stacks(_RICH)
+    assert [(f.line, f.function, f.code) for f in rich.frames] == [
+        (1501, "_call_impl", "return forward_call(*args, **kwargs)")
+    ]
