@@ -195,6 +195,19 @@ def _members(artifact: Path) -> Iterator[tuple[str, bytes]]:
                 yield info.name, handle.read()
 
 
+def _has_member(artifact: Path, member: str) -> bool:
+    """Whether ``member`` is in the artifact (``*`` always is)."""
+    if member == "*":
+        return True
+    if artifact.suffix in {".whl", ".zip"}:
+        with zipfile.ZipFile(artifact) as archive:
+            names = archive.namelist()
+    else:
+        with tarfile.open(artifact) as archive:
+            names = archive.getnames()
+    return any(name == member or name.endswith("/" + member) for name in names)
+
+
 def _where(artifact: Path, literals: list[str], member: str) -> dict[str, str]:
     """For each literal found in ``artifact``: the first member holding it (only ``member`` unless it is ``*``)."""
     found: dict[str, str] = {}
@@ -254,8 +267,11 @@ def prove(
     if not found:
         return Outcome(claim, "", (), "no candidate wording found in the releases inside")
     wording = (agreeing or found)[0]
+    for v, a in artifacts.items():
+        if a is not None and wording not in seen[v] and member != "*" and not _has_member(a, member):
+            seen[v] = scan(a, [wording], "*")  # the file is not there yet: read the whole artifact for the absence
     checks = tuple(
-        Check(str(v), wording in seen[v], a.name, seen[v].get(wording, member))
+        Check(str(v), wording in seen[v], a.name, seen[v].get(wording, member if _has_member(a, member) else "*"))
         for v, a in artifacts.items()
         if a is not None
     )
