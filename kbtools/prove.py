@@ -39,12 +39,10 @@ from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.entry import KBEntry
 
 from .census import census_dir, load_census
-from .proofs import Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims, unbracketed
+from .proofs import READABLE, Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims, unbracketed
 
 __all__ = ["Outcome", "Scanner", "boundary_releases", "candidates", "prove", "record_yaml"]
 
-# Readable members: the code that runs (Python sources and compiled libraries), as ``proofs.verify`` reads them.
-_READABLE = (".py", ".so", ".dylib", ".pyd", ".dll")
 # torch: the macOS wheels are small and hold the same .py files and C++ check strings as the Linux builds.
 _TORCH_PLATFORMS = (
     ("macosx_14_0_arm64", "3.12"),
@@ -185,12 +183,12 @@ def _members(artifact: Path) -> Iterator[tuple[str, bytes]]:
     if artifact.suffix in {".whl", ".zip"}:
         with zipfile.ZipFile(artifact) as archive:
             for name in archive.namelist():
-                if name.endswith(_READABLE):
+                if name.endswith(READABLE):
                     yield name, archive.read(name)
         return
     with tarfile.open(artifact) as archive:
         for info in archive:
-            handle = archive.extractfile(info) if info.isfile() and info.name.endswith(_READABLE) else None
+            handle = archive.extractfile(info) if info.isfile() and info.name.endswith(READABLE) else None
             if handle is not None:
                 yield info.name, handle.read()
 
