@@ -202,3 +202,23 @@ def test_in_scope_mined_messages_are_recognised(catalog) -> None:
     assert not missed, f"{len(missed)} in-scope mined messages get no answer, first: " + "; ".join(
         f"{r.library} {r.version} {r.site}: {r.text!r}" for r in missed[:5]
     )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # flashinfer python/csrc (0.1.x): TORCH_CHECK(success, "... failed to dispatch with dtype ", q.scalar_type())
+        "RuntimeError: BatchPrefillWithPagedKVCache failed to dispatch with dtype Half",
+        # torch 2.13.0 libtorch_cpu.so (census/mined/torch.jsonl)
+        "RuntimeError: mkldnn_matmul: only enabled for bf16 and fp16 path",
+        # triton 3.9.0 libtriton.so (census/mined/triton.jsonl)
+        "RuntimeError: Conversion from/to f8e4m3nv is only supported on compute capability >= 89",
+        # cupy cupyx/cutensor.py: raise ValueError('Un-supported dtype combinations: ({}, {}, {})'.format(...))
+        "ValueError: Un-supported dtype combinations: (float16, bfloat16, float32)",
+    ],
+)
+def test_the_dtype_safety_net_reads_more_check_words(message: str, catalog) -> None:
+    """'only enabled/supported', 'failed to dispatch' and 'un-supported' are check words too (issue 21 section 3): a
+    message that names a dtype with one of them gets the low-confidence family answer, not "no known cause"."""
+    ranked = [(m.entry.id, m.confidence.value) for m in explain(message, catalog=catalog).matches]
+    assert ranked[:1] == [("DTF050", "low")], ranked
