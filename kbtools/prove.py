@@ -5,8 +5,9 @@ release outside and the first release inside (from ``pip index versions``), down
 ``pip download --no-deps`` and searches them for the wording. The wording is a literal: given by hand for a
 behaviour (a line of the fix), or, for a ``messages`` note or a census row, taken from the quoted message or the
 template — each literal run between its variable parts is a candidate, longest first, and the first one found
-inside the spec is the one recorded. A claim is proven when every checked release agrees with the spec; otherwise
-the tool prints what the artifacts say, and the claim (not the record) is what has to change.
+inside the spec that agrees with it at every boundary is recorded. A claim is proven when every checked release
+agrees with the spec; otherwise the tool prints what the artifacts say, and the claim (not the record) is what has
+to change. Each artifact is read once per run for all the literals any claim wants from it (:class:`Scanner`).
 
     python -m dtypefix.kbtools.prove DTF251 'affected:accelerate' --wording 'Unknown mixed precision value' --write
     python -m dtypefix.kbtools.prove --sweep [--library torch] [--write]
