@@ -139,12 +139,25 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
     """Every active entry anchored by an exception in ``incident``, best first (fallbacks only when nothing else)."""
     matches: list[Match] = []
     fallbacks: list[Match] = []
+    deferred: list[KBEntry] = []
     for entry in entries:
+        if _only_fallback(entry):
+            deferred.append(entry)  # a safety net: its wide patterns are compiled only when nothing else answers
+            continue
         scored = _scored(entry, incident)
         if scored is not None:
             match, fallback = scored
             (fallbacks if fallback else matches).append(match)
+    for entry in deferred if not matches else ():
+        scored = _scored(entry, incident)
+        if scored is not None:
+            fallbacks.append(scored[0])
     return sorted(matches or fallbacks, key=rank_key)
+
+
+def _only_fallback(entry: KBEntry) -> bool:
+    """A family whose every anchor pattern has weight 0 (the safety nets): it can only ever be a fallback."""
+    return entry.is_family and bool(entry.errors) and all(pattern.weight == 0 for pattern in entry.errors)
 
 
 def match_entry(entry: KBEntry, incident: Incident) -> Match | None:
