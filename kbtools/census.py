@@ -159,7 +159,7 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
             r"|\bcapture\b|\bcompiler\b|\bcompilation\b|\bdestructor\b|context invalid|\bpanic\b|unwrap\(\)"
             r"|DispatchKey|dispatch time|register_fake|impl_abstract|ge_converter|\bdecomps\b|\blowering\b|FakeTensor"
             r"|functionaliz|\bRNG\b|JitType|\bdevice cache\b|storage cannot be shared|falling back to run on|coredump"
-            r"|device-bound|\bpointer\b|\bserializ|\bATen\b|device state|\bplaceholder\b|copy failed|\bskipping\b|\bhandle\b|not handled)"
+            r"|device-bound|\bpointer\b|\bserializ|\bATen\b|\bat::|\blauncher\b|device state|\bplaceholder\b|copy failed|\bskipping\b|\bhandle\b|not handled)"
         ),
     ),
     ("memory", _linear(r"(?i:out of memory|\bOOM\b|\bmemory\b|\ballocat|pinned|\bpin_memory\b|\bipc\b)")),
@@ -174,12 +174,14 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
         "api-misuse",
         _linear(
             r"(?i:device (string|ordinal|index|id|type at start)|device_(id|index|ids)\b|\bordinal\b|\bkwarg|argument"
-            r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bset_device\b|\bscheme\b"
-            # a value of the wrong kind, a missing one, a command-line flag, a legacy or pickling API
+            r"|\boption\b|\bkeyword\b|\bmode\b|\bbackend\b|\bcallable\b|\bstring\b|\bformat\b|\bscheme\b"
+            # a value of the wrong kind or a missing one, a legacy or pickling API, two arguments that exclude each other
             r"|\bJSON\b|\ban int\b|\binteger\b|\bstr\b|torch\.device\b|\bnegative\b|\bparse\b|\blegacy\b|\bpickl"
             r"|\bprovided?\b|must (?:not )?be specified|\binfer\b|\bdetermine\b|\bnotebook\b|map location|device[_-]ids\b"
             r"|\bis required (?:when|for)\b|\biterator\b|\bdeclare\b|(?:must not|can ?not) be None\b|\bnon-empty\b|\bPIL\b|simultaneously"
             r"|set_device\b|\barg\b|\bmodel id\b|\bexplicit\b)"
+            # an environment variable set to a value it does not take ("VLLM_X=cuda is not supported")
+            r"|\b[A-Z][A-Z0-9_]{3,}=\w"
         ),
     ),
     (

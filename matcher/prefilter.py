@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_constants
     import sre_parse as _sre_parse
 
-__all__ = ["choose_keywords", "required_words", "words_in"]
+__all__ = ["choose_keywords", "leading_text", "required_words", "words_in"]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _MIN_WORD = 3
@@ -60,6 +60,21 @@ def required_words(pattern: str) -> list[str]:
             if len(match.group(0)) >= _MIN_WORD:
                 words.append(match.group(0))
     return words
+
+
+def leading_text(pattern: str) -> tuple[str, bool]:
+    """The literal text every match of ``pattern`` starts with, and whether it compares without case (``(?i)``);
+    empty when the pattern starts with anything else. A message cut after its first clause is a prefix of it."""
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except Exception:  # RE2-only syntax Python cannot parse: no leading text known
+        return "", False
+    text: list[str] = []
+    for op, arg in parsed:
+        if op is not _sre_constants.LITERAL:
+            break
+        text.append(chr(arg))
+    return "".join(text), bool(parsed.state.flags & re.IGNORECASE)
 
 
 def choose_keywords(patterns: list[list[str]]) -> list[str]:

@@ -4,7 +4,8 @@ Conditions check themselves (:mod:`.conditions`); this module only applies the r
 function with its own test (``tests/test_score_rules.py``), documented for contributors in
 ``docs/entry-format.md``:
 
-- :func:`anchor`: an entry is a candidate only when one of its error patterns matches; the heaviest one counts.
+- :func:`anchor`: an entry is a candidate only when one of its error patterns matches; the heaviest one counts
+  (times :data:`CUT_WEIGHT` when it matched a message cut after its first clause).
 - :func:`excluded`: any ``exclude`` condition that holds removes the entry.
 - :func:`required_failed`: a ``required`` condition that failed removes the entry (an unknown does not).
 - :func:`support`: held weights minus failed weights; unknowns count nothing.
@@ -35,6 +36,7 @@ from .result import Confidence, Decider, Match
 
 __all__ = [
     "CLOSE",
+    "CUT_WEIGHT",
     "DECIDER_MIN_WEIGHT",
     "FAMILY_MARGIN",
     "HIGH",
@@ -61,6 +63,9 @@ FAMILY_MARGIN = 1.5
 """What a family entry scores above its anchor: a cause needs this much of its own evidence to outrank it."""
 HIGH, MEDIUM = 5.0, 3.0
 MIN_SCORE = 1.0
+CUT_WEIGHT = 0.4
+"""What an anchor counts when it matched a message cut after its first clause: a whole message that another
+pattern matches (the short wording of a message, not a cut of the long one) outranks it."""
 CLOSE = 2.0
 """Candidates within this many points of the best are close enough that the deciders consider them."""
 DECIDER_MIN_WEIGHT = 1.5
@@ -163,7 +168,7 @@ def _scored(entry: KBEntry, incident: Incident) -> tuple[Match, bool] | None:
         return None
     fixes = contradicting_fixes(_evaluate(entry.fixed, incident))
     evidence.extend(fixes)
-    score = entry_score(entry, pattern.weight, evidence)
+    score = entry_score(entry, pattern.weight * (CUT_WEIGHT if hit.cut else 1.0), evidence)
     if score < MIN_SCORE:
         return None
     level = capped(confidence(score), incident)

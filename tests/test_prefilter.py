@@ -11,7 +11,7 @@ from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.configs import ConfigError, parse_config
 from dtypefix.matcher.explain import explain_incident
 from dtypefix.matcher.incident import build_incident
-from dtypefix.matcher.prefilter import choose_keywords, required_words
+from dtypefix.matcher.prefilter import choose_keywords, leading_text, required_words
 from dtypefix.matcher.score import score_entries
 
 CATALOG = load_catalog(cache_dir=None)
@@ -56,3 +56,17 @@ def test_configs_do_not_change_candidate_selection() -> None:
     assert [m.entry.id for m in explain_incident(incident, CATALOG).matches] == [
         m.entry.id for m in score_entries(CATALOG.active, incident)
     ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lead"),
+    [
+        (r"Unknown mixed_precision mode: (?P<mode>\w+)", ("Unknown mixed_precision mode: ", False)),
+        (r"(?i)Bfloat16 is only supported on GPUs", ("Bfloat16 is only supported on GPUs", True)),
+        (r"expected (scalar type|dtype) Half", ("expected ", False)),
+        (r"\bmat1 and mat2", ("", False)),
+        (r"(?P<a>\w+) must match", ("", False)),
+    ],
+)
+def test_leading_text_is_the_literal_start_of_every_match(pattern: str, lead: tuple[str, bool]) -> None:
+    assert leading_text(pattern) == lead

@@ -372,6 +372,27 @@ def test_a_bare_message_reaches_entries_whose_patterns_name_a_type(message: str,
     assert expected in (best.id, best.family)
 
 
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Unknown mixed_precision mode", "DTF032"),
+        ("addmv input tensors must have the same dtype", "DTF007"),
+        ("Embedding layer is not quantized", "DTF309"),
+        ("Blockwise quantization only supports 16/32-bit floats", "DTF331"),
+    ],
+)
+def test_a_bare_message_cut_after_its_first_clause_reaches_its_entry(message: str, expected: str) -> None:
+    """Issue 21, section 5: pasted without its type and cut after its first clause, the message is the start of
+    the entry's pattern; it still reaches the entry."""
+    assert explain(message + "\n").matches[0].entry.id == expected
+
+
+@pytest.mark.parametrize("message", ["Unknown mixed", "RuntimeError: Unknown mixed_precision mode"])
+def test_a_cut_too_short_or_typed_is_not_read_as_a_cut_message(message: str) -> None:
+    """Fewer than three words say no message; a typed line is the message as printed, not a cut paste."""
+    assert all(m.entry.id != "DTF032" for m in explain(message + "\n").matches)
+
+
 TE_ASSERT = """Traceback (most recent call last):
   File "/home/user/train_fp8.py", line 52, in <module>
     assert has_transformer_engine_layers(model.module){message}

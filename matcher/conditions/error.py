@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..evidence import Evidence, Outcome, Reason
 from ..facts import Input
 from ..observation import Origin, Place, TextSeen
+from ..prefilter import leading_text
 from ..regex import Pattern
 from .base import Kind, item_schema, parse_pattern, parse_required, parse_weight
 
@@ -30,6 +31,8 @@ class ErrorHit:
     """``Type: first line of the message``, or the matched text when found in the log without a type."""
     where: Place
     """The traceback (an exception or ``Type: message`` line) or the log (the message printed without a type)."""
+    cut: bool = False
+    """Matched as a message cut after its first clause: weaker than a whole match (:data:`~..score.CUT_WEIGHT`)."""
 
     def evidence(self, condition: ErrorCondition) -> Evidence:
         """The anchor's evidence: the pattern held, quoting what it matched and where."""
@@ -52,6 +55,11 @@ class ErrorCondition:
     keyword: str = ""
     """A whole word every match of ``message`` contains (lower case), as the catalog's keyword index chose it;
     empty when none is known. No message without it can match, so :meth:`find` skips the messages then."""
+    lead: str = ""
+    """The literal text every match starts with (lower case when the pattern ignores case; see
+    :func:`~..prefilter.leading_text`): a bare message that is a long enough prefix of it was cut after its first
+    clause, and still matches."""
+    lead_ignores_case: bool = False
     scan: Pattern | None = field(default=None, compare=False)
     """The pattern for a scan over the joined messages (``Incident.message_index``): with ``^`` and ``$`` at every
     line, so its first match lies in or before the first message that matches on its own (a match across a
@@ -71,8 +79,11 @@ class ErrorCondition:
             scan = None
         elif "^" in written or "$" in written:
             scan = parse_pattern(f"(?m){written}", where, f"{field}.message")
+        lead, ignores_case = leading_text(written)
         return cls(
             message=message,
+            lead=lead.lower() if ignores_case else lead,
+            lead_ignores_case=ignores_case,
             scan=scan,
             pattern=written,
             type=parse_pattern(typed, where, f"{field}.type") if typed else None,
@@ -113,11 +124,31 @@ class ErrorCondition:
             found = self.message.search(incident.text)
             if found and (not incident.has_own_exception or _continues_an_exception(found.group(0), incident)):
                 return ErrorHit(_groups(found), TextSeen(found.group(0)[:200]), Place(Origin.LOG))
+        return self._cut(incident) if len(self.lead) > _MIN_CUT else None
+
+    def _cut(self, incident: Incident) -> ErrorHit | None:
+        """A message pasted without its type and cut after its first clause ("mat1 and mat2 must have the same
+        dtype"): the start of the pattern's literal text, long enough (a few words) to say which message it is.
+        Only an input without an exception of its own is read so (a short paste; a log's typed error is the error)."""
+        if incident.has_own_exception:
+            return None
+        for exc_type, message in incident.exceptions:
+            if exc_type:
+                continue  # a typed line is the whole message as printed
+            cut = message.strip().rstrip(".,;:")
+            if "\n" in cut or len(cut) < _MIN_CUT or len(cut.split()) < 3 or len(cut) >= len(self.lead):
+                continue
+            if self.lead.startswith(cut.lower() if self.lead_ignores_case else cut):
+                return ErrorHit({}, TextSeen(cut[:200]), Place(Origin.TRACEBACK), cut=True)
         return None
 
     def evaluate(self, incident: Incident) -> Evidence:
         hit = self.find(incident)
         return Evidence(self, Outcome.FAILED, Reason.ABSENT) if hit is None else hit.evidence(self)
+
+
+_MIN_CUT = 20
+"""The shortest first clause read as a cut message (shorter ones, "Expected a tensor", name no message)."""
 
 
 def _continues_an_exception(matched: str, incident: Incident) -> bool:
