@@ -43,6 +43,7 @@ from dtypefix.matcher.entry import KBEntry
 from .census import CensusRow, census_dir, load_census
 
 __all__ = [
+    "READABLE",
     "Check",
     "Claim",
     "Coverage",
@@ -358,14 +359,14 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
     return problems
 
 
-# What ``*`` reads: the code that runs (Python sources and compiled libraries), not headers shipped for extensions,
-# which may still declare a check that no compiled code calls any more.
-_READABLE = (".py", ".so", ".dylib", ".pyd", ".dll")
+# What ``*`` reads: the code that runs (Python sources, compiled libraries, and the C++/CUDA sources an sdist
+# compiles), not headers shipped for extensions, which may still declare a check that no compiled code calls any more.
+READABLE = (".py", ".so", ".dylib", ".pyd", ".dll", ".cpp", ".cc", ".cu")
 
 
 def _wanted(name: str, member: str) -> bool:
     if member == "*":
-        return name.endswith(_READABLE)
+        return name.endswith(READABLE)
     return name == member or name.endswith("/" + member)
 
 

@@ -5,8 +5,9 @@ release outside and the first release inside (from ``pip index versions``), down
 ``pip download --no-deps`` and searches them for the wording. The wording is a literal: given by hand for a
 behaviour (a line of the fix), or, for a ``messages`` note or a census row, taken from the quoted message or the
 template — each literal run between its variable parts is a candidate, longest first, and the first one found
-inside the spec is the one recorded. A claim is proven when every checked release agrees with the spec; otherwise
-the tool prints what the artifacts say, and the claim (not the record) is what has to change.
+inside the spec that agrees with it at every boundary is recorded. A claim is proven when every checked release
+agrees with the spec; otherwise the tool prints what the artifacts say, and the claim (not the record) is what has
+to change. Each artifact is read once per run for all the literals any claim wants from it (:class:`Scanner`).
 
     python -m dtypefix.kbtools.prove DTF251 'affected:accelerate' --wording 'Unknown mixed precision value' --write
     python -m dtypefix.kbtools.prove --sweep [--library torch] [--write]
@@ -39,12 +40,10 @@ from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.entry import KBEntry
 
 from .census import census_dir, load_census
-from .proofs import Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims, unbracketed
+from .proofs import READABLE, Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims, unbracketed
 
 __all__ = ["Outcome", "Scanner", "boundary_releases", "candidates", "prove", "record_yaml"]
 
-# Readable members: the code that runs (Python sources and compiled libraries), as ``proofs.verify`` reads them.
-_READABLE = (".py", ".so", ".dylib", ".pyd", ".dll")
 # torch: the macOS wheels are small and hold the same .py files and C++ check strings as the Linux builds.
 _TORCH_PLATFORMS = (
     ("macosx_14_0_arm64", "3.12"),
@@ -185,14 +184,27 @@ def _members(artifact: Path) -> Iterator[tuple[str, bytes]]:
     if artifact.suffix in {".whl", ".zip"}:
         with zipfile.ZipFile(artifact) as archive:
             for name in archive.namelist():
-                if name.endswith(_READABLE):
+                if name.endswith(READABLE):
                     yield name, archive.read(name)
         return
     with tarfile.open(artifact) as archive:
         for info in archive:
-            handle = archive.extractfile(info) if info.isfile() and info.name.endswith(_READABLE) else None
+            handle = archive.extractfile(info) if info.isfile() and info.name.endswith(READABLE) else None
             if handle is not None:
                 yield info.name, handle.read()
+
+
+def _has_member(artifact: Path, member: str) -> bool:
+    """Whether ``member`` is in the artifact (``*`` always is)."""
+    if member == "*":
+        return True
+    if artifact.suffix in {".whl", ".zip"}:
+        with zipfile.ZipFile(artifact) as archive:
+            names = archive.namelist()
+    else:
+        with tarfile.open(artifact) as archive:
+            names = archive.getnames()
+    return any(name == member or name.endswith("/" + member) for name in names)
 
 
 def _where(artifact: Path, literals: list[str], member: str) -> dict[str, str]:
@@ -254,8 +266,11 @@ def prove(
     if not found:
         return Outcome(claim, "", (), "no candidate wording found in the releases inside")
     wording = (agreeing or found)[0]
+    for v, a in artifacts.items():
+        if a is not None and wording not in seen[v] and member != "*" and not _has_member(a, member):
+            seen[v] = scan(a, [wording], "*")  # the file is not there yet: read the whole artifact for the absence
     checks = tuple(
-        Check(str(v), wording in seen[v], a.name, seen[v].get(wording, member))
+        Check(str(v), wording in seen[v], a.name, seen[v].get(wording, member if _has_member(a, member) else "*"))
         for v, a in artifacts.items()
         if a is not None
     )

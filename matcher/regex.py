@@ -11,6 +11,7 @@ import cost a cold ``dtypefix explain`` about a fifth of its own time. :class:`L
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -38,8 +39,12 @@ class PatternError(ValueError):
     """A KB pattern that RE2 cannot compile (bad syntax, or a construct without a linear-time engine)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def compile_pattern(source: str) -> Pattern:
-    """Compile ``source`` with RE2; raise :class:`PatternError` with RE2's reason when it cannot."""
+    """Compile ``source`` with RE2; raise :class:`PatternError` with RE2's reason when it cannot.
+
+    Remembered per process: located causes repeat their family's message pattern (the mat1/mat2 wordings appear in
+    a dozen entries), and a compiled RE2 pattern is immutable, so each distinct pattern is compiled once."""
     options = re2.Options()
     options.log_errors = False
     options.max_mem = 16 << 20  # a hostile pattern cannot make RE2 build an unbounded DFA

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,15 +56,19 @@ class ErrorCondition:
     keyword: str = ""
     """A whole word every match of ``message`` contains (lower case), as the catalog's keyword index chose it;
     empty when none is known. No message without it can match, so :meth:`find` skips the messages then."""
-    lead: str = ""
-    """The literal text every match starts with (lower case when the pattern ignores case; see
-    :func:`~..prefilter.leading_text`): a bare message that is a long enough prefix of it was cut after its first
-    clause, and still matches."""
-    lead_ignores_case: bool = False
     scan: Pattern | None = field(default=None, compare=False)
     """The pattern for a scan over the joined messages (``Incident.message_index``): with ``^`` and ``$`` at every
     line, so its first match lies in or before the first message that matches on its own (a match across a
     separator only makes the per-message search start earlier); None for ``\\A`` / ``\\z``, which cannot be."""
+
+    @functools.cached_property
+    def lead(self) -> tuple[str, bool]:
+        """The literal text every match starts with (lower case when the pattern ignores case; see
+        :func:`~..prefilter.leading_text`), and whether it ignores case: a bare message that is a long enough prefix
+        of it was cut after its first clause, and still matches. Worked out on first use: Python's regex parser
+        takes about 0.15 ms a pattern, and a start-up builds some 250 patterns of which a cut paste needs a few."""
+        text, ignores_case = leading_text(self.pattern)
+        return (text.lower() if ignores_case else text), ignores_case
 
     @property
     def label(self) -> str:
@@ -79,11 +84,8 @@ class ErrorCondition:
             scan = None
         elif "^" in written or "$" in written:
             scan = parse_pattern(f"(?m){written}", where, f"{field}.message")
-        lead, ignores_case = leading_text(written)
         return cls(
             message=message,
-            lead=lead.lower() if ignores_case else lead,
-            lead_ignores_case=ignores_case,
             scan=scan,
             pattern=written,
             type=parse_pattern(typed, where, f"{field}.type") if typed else None,
@@ -124,21 +126,24 @@ class ErrorCondition:
             found = self.message.search(incident.text)
             if found and (not incident.has_own_exception or _continues_an_exception(found.group(0), incident)):
                 return ErrorHit(_groups(found), TextSeen(found.group(0)[:200]), Place(Origin.LOG))
-        return self._cut(incident) if len(self.lead) > _MIN_CUT else None
+        return self._cut(incident)
 
     def _cut(self, incident: Incident) -> ErrorHit | None:
         """A message pasted without its type and cut after its first clause ("mat1 and mat2 must have the same
         dtype"): the start of the pattern's literal text, long enough (a few words) to say which message it is.
         Only an input without an exception of its own is read so (a short paste; a log's typed error is the error)."""
-        if incident.has_own_exception:
+        if incident.has_own_exception or all(exc_type for exc_type, _ in incident.exceptions):
+            return None
+        lead, ignores_case = self.lead
+        if len(lead) <= _MIN_CUT:
             return None
         for exc_type, message in incident.exceptions:
             if exc_type:
                 continue  # a typed line is the whole message as printed
             cut = message.strip().rstrip(".,;:")
-            if "\n" in cut or len(cut) < _MIN_CUT or len(cut.split()) < 3 or len(cut) >= len(self.lead):
+            if "\n" in cut or len(cut) < _MIN_CUT or len(cut.split()) < 3 or len(cut) >= len(lead):
                 continue
-            if self.lead.startswith(cut.lower() if self.lead_ignores_case else cut):
+            if lead.startswith(cut.lower() if ignores_case else cut):
                 return ErrorHit({}, TextSeen(cut[:200]), Place(Origin.TRACEBACK), cut=True)
         return None
 
