@@ -74,11 +74,12 @@ class Row:
 
 
 def load_sample(sample: Path = SAMPLE) -> list[dict[str, Any]]:
-    """Every held-out report, sorted by id."""
+    """Every held-out report, sorted by id; a report whose file says ``excluded:`` (why) is left out: it became known
+    to the work before the measurement (an entry cites it, or it was picked as a development case)."""
     reports = []
     for path in sorted(sample.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and "log" in data:
+        if isinstance(data, dict) and "log" in data and not data.get("excluded"):
             reports.append(data)
     return reports
 
