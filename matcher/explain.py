@@ -16,7 +16,7 @@ from .configs import Config, ConfigError, parse_config
 from .entry import KBEntry
 from .incident import Incident, build_incident
 from .location import locate
-from .notices import notices_only
+from .notices import notice_questions, notices_only
 from .observation import Note
 from .prefilter import words_in
 from .result import Report
@@ -86,6 +86,7 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
     matches = score_entries(catalog.candidates(_words(incident)), incident)
     if notices_only(incident, matches):
         matches = []  # a healthy run's deprecation notices: nothing to explain (notices.py)
+    matches = notice_questions(incident, matches)
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(

@@ -9,14 +9,15 @@ on them alone would be a false alarm. Pure functions over the incident and the s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .evidence import Outcome
 from .incident import Incident
 from .observation import Origin, TextSeen
 from .regex import lazy_regex
-from .result import Match
+from .result import Confidence, Match
 
-__all__ = ["notices_only"]
+__all__ = ["notice_questions", "notices_only"]
 
 _NOTICE = lazy_regex(r"\b(?:Future|Deprecation|PendingDeprecation)Warning\b")
 
@@ -57,3 +58,20 @@ def notices_only(incident: Incident, matches: Sequence[Match]) -> bool:
     if not notices or not others:
         return False  # no notice, or the notice is all the input: a question about it
     return all(_anchored_on_a_notice(match, lines, notices) for match in matches)
+
+
+def notice_questions(incident: Incident, matches: Sequence[Match]) -> list[Match]:
+    """``matches``, with those that stand on a deprecation notice (and no exception was raised) at low confidence.
+
+    A notice pasted on its own is a question about the notice, and the entry that explains it answers; but a notice
+    is not a failure, so the answer is never offered as a likely cause (medium or high) of one."""
+    if not matches or any(exc_type for exc_type, _ in incident.exceptions):
+        return list(matches)
+    lines = incident.text.splitlines()
+    notices, _ = _notice_lines(lines)
+    if not notices:
+        return list(matches)
+    return [
+        replace(match, confidence=Confidence.LOW) if _anchored_on_a_notice(match, lines, notices) else match
+        for match in matches
+    ]

@@ -341,9 +341,11 @@ def test_a_healthy_runs_deprecation_notice_gets_no_answer() -> None:
 
 
 def test_the_notice_pasted_alone_is_still_explained() -> None:
-    """Pasted on its own, the notice is a question about it, and the entry that explains it answers."""
+    """Pasted on its own, the notice is a question about it, and the entry that explains it answers — at low
+    confidence: a notice is not a failure, so it is never offered as a likely cause of one."""
     report = explain(AUTOCAST_NOTICE)
     assert report.matches and report.matches[0].entry.id == "DTF009"
+    assert {m.confidence.value for m in report.matches} == {"low"}
 
 
 def test_a_notice_before_a_real_failure_does_not_hide_it() -> None:
