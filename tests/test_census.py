@@ -215,10 +215,13 @@ def test_in_scope_mined_messages_are_recognised(catalog) -> None:
         "RuntimeError: Conversion from/to f8e4m3nv is only supported on compute capability >= 89",
         # cupy cupyx/cutensor.py: raise ValueError('Un-supported dtype combinations: ({}, {}, {})'.format(...))
         "ValueError: Un-supported dtype combinations: (float16, bfloat16, float32)",
+        # torch aten/src/ATen/native/mps/OperationUtils.mm: TORCH_CHECK_TYPE(false, "Trying to convert ", scalar_type,
+        # " to the MPS backend but it does not have support for that dtype.")
+        "TypeError: Trying to convert Float8_e4m3fn to the MPS backend but it does not have support for that dtype.",
     ],
 )
 def test_the_dtype_safety_net_reads_more_check_words(message: str, catalog) -> None:
-    """'only enabled/supported', 'failed to dispatch' and 'un-supported' are check words too (issue 21 section 3): a
+    """'only enabled/supported', 'failed to dispatch', 'un-supported' and 'does not have support' are check words too (issue 21 section 3): a
     message that names a dtype with one of them gets the low-confidence family answer, not "no known cause"."""
     ranked = [(m.entry.id, m.confidence.value) for m in explain(message, catalog=catalog).matches]
     assert ranked[:1] == [("DTF050", "low")], ranked
