@@ -126,13 +126,18 @@ def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
     )
 
 
-def history_lines(report: Report, lang: str) -> list[str]:
-    """The first-screen lines for the report's fix history; nothing when no later release changed the code."""
+def history_lines(report: Report, lang: str, *, brief: bool = False) -> list[str]:
+    """The first-screen lines for the report's fix history; nothing when no later release changed the code.
+
+    ``brief`` (a specific cause's first screen, whose own fix is already shown): a low-confidence lead (a change
+    beside the failing function, not in it) is left to ``--details``."""
     if not report.history:
         return []
     from dtypefix.matcher.history import best_change, shown
 
     first = shown(report.history, _SHOWN)
+    if brief and best_change(first[0]).confidence == "low":
+        return []
     lines = [_w("label", lang), ""]
     for frame in first:
         lines.append(f"- {_sentence(frame, best_change(frame), lang)}")

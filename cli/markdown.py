@@ -304,7 +304,8 @@ def _format_one(report: Report, lang: str, top: int, details: bool) -> str:
                 lines += ["---", "", *verdict, *_match_details(match, lang)]
         else:
             lines += [t("more", lang, id=best.entry.id), ""]
-    lines += history_lines(report, lang)
+    specific = bool(report.matches) and not report.matches[0].entry.is_family
+    lines += history_lines(report, lang, brief=specific and not details)
     if report.kb_problems:
         lines += [f"<!-- {t('kb.problems', lang)}: {len(report.kb_problems)} -->", ""]
     return "\n".join(lines).rstrip() + "\n"

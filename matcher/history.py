@@ -424,17 +424,7 @@ def _moved(
     for event in events:
         close = "line" if code and code in event["old"] else "function"
         changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner), "low"), others[0]))
-    return FrameHistory(
-        lib.name,
-        path,
-        frame.line,
-        frame.function,
-        frame.code,
-        installed.version,
-        installed.source,
-        tuple(releases[i] for i in installed.matching),
-        tuple(changes),
-    )
+    return _answer(lib.name, path, frame, installed, releases, changes)
 
 
 def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str]) -> list[Change]:
@@ -496,8 +486,15 @@ def _frame_history(
         changes = _neighbours(row, frame, since, releases)
     if not changes:
         return None
+    return _answer(lib.name, path, frame, installed, releases, changes)
+
+
+def _answer(
+    library: str, path: str, frame: Frame, installed: _Installed, releases: list[str], changes: list[Change]
+) -> FrameHistory:
+    """One frame's answer: where it is, which releases its lines match, and the later changes found."""
     return FrameHistory(
-        lib.name,
+        library,
         path,
         frame.line,
         frame.function,

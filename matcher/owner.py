@@ -29,7 +29,8 @@ class OwnerKind(str, Enum):
     NOTEBOOK = "notebook"
     """A Jupyter / IPython cell."""
     INTERNAL = "internal"
-    """The interpreter's own frames (``<frozen runpy>``, ``<string>``): nobody's code to fix."""
+    """The interpreter's own frames (``<frozen runpy>``, ``<string>``) and its standard library
+    (``lib/python3.9/threading.py``): nobody's code to fix."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ _SINGLE_MODULE = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.p
 _REMOTE = lazy_regex(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
 _NOTEBOOK = lazy_regex(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
 _INTERNAL = lazy_regex(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
+# The standard library of a Python install (``/usr/lib/python3.11/``, a conda env's ``lib/python3.10/``, Windows'
+# ``\Lib\``), checked after ``site-packages``, which lies inside it.
+_STDLIB = lazy_regex(r"[\\/](?:lib[\\/]python\d\.\d+|Lib)[\\/][\w./\\-]+\.py$")
 # Packages of the training stack, recognised by their import name as a folder of the path even outside
 # ``site-packages`` (``pip install --target``, a source checkout): ``/tmp/site/liger_kernel/ops/...``. A folder of
 # any other name outside ``site-packages`` is the user's own project layout.
@@ -102,6 +106,8 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     if single:
         name = _distribution(single["module"])
         return Owner(OwnerKind.PACKAGE, name, _version(name, packages), f"{single['module']}.py")
+    if _STDLIB.search(path):
+        return Owner(OwnerKind.INTERNAL, "", "", normalized.rsplit("/", 1)[-1])
     for match in _folders(normalized):
         if match[0] in _STACK:
             name = _distribution(match[0])

@@ -49,6 +49,12 @@ RuntimeError: mat1 and mat2 must have the same dtype, but got Float and BFloat16
         ("<cell>", OwnerKind.NOTEBOOK, "", ""),
         ("/tmp/ipykernel_1973/988926859.py", OwnerKind.NOTEBOOK, "", ""),
         ("<frozen runpy>", OwnerKind.INTERNAL, "", ""),
+        # the standard library: a macOS framework build, a conda env, Windows
+        ("/Library/Developer/CommandLineTools/Library/Frameworks/Python3.framework/Versions/3.9/lib/python3.9/"
+         "threading.py", OwnerKind.INTERNAL, "", "threading.py"),
+        ("/opt/conda/lib/python3.10/concurrent/futures/thread.py", OwnerKind.INTERNAL, "", "thread.py"),
+        ("C:\\Python311\\Lib\\threading.py", OwnerKind.INTERNAL, "", "threading.py"),
+        ("/home/user/lib/python3/mine.py", OwnerKind.USER, "", "mine.py"),
         ("/home/user/project/train.py", OwnerKind.USER, "", "train.py"),
     ],
 )  # fmt: skip
@@ -371,3 +377,20 @@ def test_hint_values_in_chinese_have_no_english_joins() -> None:
     hints = find_hints("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit")
     zh = "\n".join(where_lines(Location(None, False, None, "", "", "", (), hints), "zh"))
     assert "accelerate 把部分参数卸载到了 cpu或disk" in zh and " or " not in zh
+
+
+def test_a_stack_of_standard_library_frames_names_no_line() -> None:
+    """A trace cut after Python's own threading frames (a web UI's loader thread) shows no line of anybody's code to
+    fix: no Where line, rather than "threading.py — your code"."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/threading.py", line 1016, in _bootstrap_inner\n'
+        "    self.run()\n"
+        '  File "/usr/lib/python3.10/threading.py", line 953, in run\n'
+        "    self._target(*self._args, **self._kwargs)\n"
+        "TypeError: Trying to convert BFloat16 to the MPS backend but it does not have support for that dtype.\n"
+    )
+    from dtypefix.matcher import explain
+
+    location = explain(log).location
+    assert location is None or location.site is None
