@@ -18,6 +18,7 @@ from .incident import Incident, build_incident
 from .location import locate
 from .notices import notice_questions, notices_only
 from .observation import Note
+from .owner import OwnerKind, owner_of
 from .prefilter import words_in
 from .result import Report
 from .scope import out_of_scope
@@ -112,7 +113,7 @@ def _history(incident: Incident) -> tuple[FrameHistory, ...]:
     stack = primary if isinstance(primary, Stack) and primary.frames else None
     if stack is None and not isinstance(primary, Stack):
         stack = next((s for s in reversed(incident.stacks) if s.frames), None)
-    if stack is None or not any(_LIBRARY_PATH in f.file or f.file.count("/") > 2 for f in stack.frames):
+    if stack is None or not any(_library_frame(f.file) for f in stack.frames):
         return ()
     from .history import fix_history
 
@@ -121,6 +122,13 @@ def _history(incident: Incident) -> tuple[FrameHistory, ...]:
 
 _LIBRARY_PATH = "-packages"
 """``site-packages`` / ``dist-packages``: the only frames the fix-history index can know."""
+
+
+def _library_frame(file: str) -> bool:
+    """A frame the index may know: under ``site-packages``, in a checkout (a deep path), or a package's file whose
+    path the reporter shortened (``peft/tuners/tuners_utils.py``)."""
+    path = file.replace("\\", "/")
+    return _LIBRARY_PATH in path or path.count("/") > 2 or owner_of(path).kind is OwnerKind.PACKAGE
 
 
 def answers(text: str, catalog: Catalog) -> bool:

@@ -190,7 +190,8 @@ def _locate(frame: Frame, packages: Mapping[str, str]) -> tuple[str, str, bool] 
         return None
     # Under site-packages the package is the first folder; in a checkout (``/code/diffusers/src/diffusers/...``)
     # the repository folder often has the package's name too, so the innermost folder of that name is the package.
-    order = range(len(parts)) if site else range(len(parts) - 1, 0, -1)
+    # A path the reporter shortened (``peft/tuners/tuners_utils.py``) starts with the package's folder.
+    order = range(len(parts)) if site else range(len(parts) - 1, -1, -1)
     for i in order:
         if parts[i] in packages:
             return packages[parts[i]], "/".join(parts[i:]), bool(site)

@@ -253,6 +253,13 @@ def test_a_source_checkout_is_answered_only_when_its_lines_match_a_release(blur_
     assert fix_history([edited], old, folder=str(blur_index)) == ()
 
 
+def test_a_path_the_reporter_shortened_is_answered_like_a_checkout(blur_index: Path) -> None:
+    """``fixlib/blur.py`` (the reporter cut the site-packages prefix): the package is the path's first folder."""
+    short = Frame("fixlib/blur.py", _line(_B1, "return y * 2"), "pad", "return y * 2")
+    (found,) = fix_history([short], {}, folder=str(blur_index))
+    assert found.path == "fixlib/blur.py" and [c.release for c in found.changes] == ["1.1.0"]
+
+
 def test_a_checkout_numbered_its_own_way_is_matched_by_the_failing_lines_text(blur_index: Path) -> None:
     # the repository folder has the package's name too (/code/fixlib/src/fixlib/...); two lines were added above
     moved = Frame("/code/fixlib/src/fixlib/blur.py", _line(_B1, "return y * 2") + 2, "pad", "return y * 2")
