@@ -140,6 +140,16 @@ _IPYTHON_CELL = lazy_regex(r"^(?:Cell In ?\[\d*\]|Input In \[\d*\]), line (?P<li
 # The arrow marks the line that raised ("--> 1501     return forward_call(*args, **kwargs)"): kept as the frame's
 # source line, which says which release the file is from.
 _IPYTHON_CURRENT = lazy_regex(r"^-*> ?\d+\s+(?P<code>\S.*?)\s*$")
+# A paste of IPython frames without the header (cut from a notebook's output): a frame line and an arrow line.
+_IPYTHON_ANY_FRAME = lazy_regex(r"^File \S+?\.py:\d+, in [\w.<>]+", re.MULTILINE)
+_IPYTHON_ANY_ARROW = lazy_regex(r"^-*> ?\d+\s+\S", re.MULTILINE)
+
+
+def _ipython_layout(text: str) -> bool:
+    """IPython's traceback layout: its header, or (a paste cut below it) its frame and arrow lines."""
+    if "Traceback (most recent call last)" in text and _IPYTHON_HEADER.search(text):
+        return True
+    return "File " in text and bool(_IPYTHON_ANY_FRAME.search(text)) and bool(_IPYTHON_ANY_ARROW.search(text))
 
 
 def _plain_ipython(text: str) -> str:
@@ -168,7 +178,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     # Two processes writing at once can glue a frame line onto the end of another line: split it off.
     if "Traceback (most recent call last)" in text and ("╭" in text or "┏" in text):
         text = _unbox_rich(text)
-    if "Traceback (most recent call last)" in text and _IPYTHON_HEADER.search(text):
+    if _ipython_layout(text):
         text = _plain_ipython(text)
     if 'File "' in text:
         text = _GLUED_FRAME.sub("\n", text)

@@ -120,6 +120,15 @@ def test_ipython_traceback() -> None:
     assert stack.exc_type == "RuntimeError" and stack.message.startswith("mat1 and mat2 must have")
 
 
+def test_ipython_frames_pasted_without_their_header_are_read() -> None:
+    """A paste cut from a notebook's output below IPython's header (and often above the error line) still has
+    frames: IPython's ``File path:line, in function`` lines with their ``-->`` arrows."""
+    headless = IPYTHON.split("\n", 4)[4].rsplit("RuntimeError:", 1)[0]  # from the first File line, no error line
+    (stack,) = parse_stacks(headless)
+    assert [f.function for f in stack.frames] == ["_call_impl", "forward"]
+    assert stack.frames[-1].code == "return F.linear(input, self.weight, self.bias)"
+
+
 # Jupyter (pegasi-ai/reins#6) and rich (HarderThenHarder/transformers_tasks#62) tracebacks, trimmed; the rich box's
 # top and bottom border are rich's fixed frame around the lines the report shows.
 _JUPYTER = """RuntimeError                              Traceback (most recent call last)
