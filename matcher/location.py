@@ -208,10 +208,11 @@ def _method_key(method: str) -> str:
     return name.strip("_")
 
 
-# torch's own files: anything under an installed ``torch/`` folder, and in a source checkout its Python packages.
+# torch's own files: anything under an installed ``torch/`` folder, and in a source checkout (or a path the reporter
+# shortened: ``torch/utils/_device.py``) its Python packages.
 _TORCH = lazy_regex(
     r"[\\/](?:site|dist)-packages[\\/]torch[\\/]"
-    r"|[\\/]torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
+    r"|(?:^|[\\/])torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
     r"|_prims|_refs|_subclasses|_functorch|func|sparse|backends)[\\/]"
     r"|[\\/]torch[\\/](?:_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization|_utils)\.py$"
 )

@@ -394,3 +394,19 @@ def test_a_stack_of_standard_library_frames_names_no_line() -> None:
 
     location = explain(log).location
     assert location is None or location.site is None
+
+
+def test_a_shortened_torch_path_is_torch_not_the_users_code() -> None:
+    """``torch/utils/_device.py`` as a reporter shortened it: the failing line is the caller's, not torch's."""
+    from dtypefix.matcher import explain
+
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/chat.py", line 12, in <module>\n'
+        "    out = model(pixel_values)\n"
+        '  File "torch/utils/_device.py", line 78, in __torch_function__\n'
+        "    return func(*args, **kwargs)\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    )
+    site = explain(log).location.site
+    assert (site.file, site.line) == ("/home/user/chat.py", 12)
