@@ -357,6 +357,8 @@ def _installed(
     that do are combined: the releases all of them match, or the innermost one's when they disagree.
     """
     releases = list(lib.releases)
+    if given is not None and _unreleased(given.version):
+        given = None  # a development build is no release: its frames' lines say which code it runs
     source = "lines"
     sets = [m for m in (_matching_releases(row, frame, len(releases)) for frame, row in rows) if m]
     if not sets and given is None:
@@ -371,6 +373,16 @@ def _installed(
     if matching:
         return _Installed(max(matching), releases[max(matching)], source, tuple(matching))
     return None
+
+
+def _unreleased(version: str) -> bool:
+    """A development or pre-release build (``0.11.2.dev0``, NVIDIA's ``2.3.0a0+40ec155``, a nightly): its code lies
+    between releases, so the stated version cannot say which release's code it is. ``2.3.1+cu121`` is a release."""
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return False
+    return parsed.is_devrelease or parsed.is_prerelease
 
 
 def _change(event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "") -> Change:

@@ -253,6 +253,14 @@ def test_a_source_checkout_is_answered_only_when_its_lines_match_a_release(blur_
     assert fix_history([edited], old, folder=str(blur_index)) == ()
 
 
+def test_a_development_build_is_read_from_its_lines_not_from_its_version(blur_index: Path) -> None:
+    """``fixlib==1.0.1.dev0`` in the freeze is no release: the lines say which code it runs, as with no freeze."""
+    frame = _blur("return y * 2", "pad")
+    plain = fix_history([frame], {}, folder=str(blur_index))
+    dev = {"fixlib": PackageVersion("fixlib", "1.0.1.dev0", "freeze")}
+    assert plain and fix_history([frame], dev, folder=str(blur_index)) == plain
+
+
 def test_a_path_the_reporter_shortened_is_answered_like_a_checkout(blur_index: Path) -> None:
     """``fixlib/blur.py`` (the reporter cut the site-packages prefix): the package is the path's first folder."""
     short = Frame("fixlib/blur.py", _line(_B1, "return y * 2"), "pad", "return y * 2")
