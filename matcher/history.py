@@ -373,6 +373,17 @@ def _installed(
     return None
 
 
+def _unreleased(version: str) -> bool:
+    """A development or pre-release build (``0.11.2.dev0``, NVIDIA's ``2.3.0a0+40ec155``, a nightly): its code lies
+    between releases, so the stated version alone does not say which release's code it is. ``2.3.1+cu121`` is a
+    release."""
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return False
+    return parsed.is_devrelease or parsed.is_prerelease
+
+
 def _change(event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "") -> Change:
     return Change(
         releases[event["r"]],
@@ -552,11 +563,29 @@ def fix_history(
         if place is not None:
             located.append((frame, *place, index.file(place[0], place[1])))
     installed: dict[str, _Installed | None] = {}
+    from_lines: dict[str, _Installed | None] = {}
     for library in dict.fromkeys(item[1] for item in located):
         rows = [(frame, row) for frame, lib, _, _, row in located if lib == library and row is not None]
-        state = _installed(index.libraries[library], rows, versions.get(library))
+        given = versions.get(library)
         checkout = not all(site for _, lib, _, site, _ in located if lib == library)
+        state = _installed(index.libraries[library], rows, given)
         installed[library] = None if state is None or (checkout and not state.matching) else state
+        if given is not None and _unreleased(given.version):
+            # A development build (0.11.2.dev0) lies between releases: when its version finds nothing, the
+            # release its frames' lines match may.
+            state = _installed(index.libraries[library], rows, None)
+            from_lines[library] = None if state is None or (checkout and not state.matching) else state
+    out = _answers(index, located, installed)
+    retry = {lib: state for lib, state in from_lines.items() if not any(f.library == lib for f in out)}
+    return tuple(_answers(index, located, {**installed, **retry}) if retry else out)
+
+
+def _answers(
+    index: _Index,
+    located: list[tuple[Frame, str, str, bool, dict[str, Any] | None]],
+    installed: dict[str, _Installed | None],
+) -> list[FrameHistory]:
+    """The frames' answers, innermost first, one per changed function."""
     out: list[FrameHistory] = []
     seen: set[tuple[str, str, str]] = set()
     for depth, (frame, library, path, _, row) in enumerate(located):
@@ -570,4 +599,4 @@ def fix_history(
         if found is not None and key not in seen:
             seen.add(key)
             out.append(found)
-    return tuple(out)
+    return out

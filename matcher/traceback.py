@@ -114,6 +114,17 @@ _BOX_LINE = lazy_regex(r"^[│┃╭╰┏┗]")
 _RICH_CURRENT = lazy_regex(r"^[│┃]\s*❱\s*\d+\s*(?:[│┃]\s{0,3})*(?P<code>.*?)\s*[│┃]?\s*$")
 
 
+# A paste of rich frames cut out of their box (no header, no border): "│ /path/file.py:93 in forward │".
+_RICH_ANY_FRAME = lazy_regex(r"^[│┃]\s*\S+?\.py:\d+ in [^\s│┃]+\s*[│┃]?\s*$", re.MULTILINE)
+
+
+def _rich_layout(text: str) -> bool:
+    """rich's traceback box: its header inside a border, or (a paste cut out of it) its frame lines."""
+    if "Traceback (most recent call last)" in text and ("╭" in text or "┏" in text):
+        return True
+    return bool(_RICH_ANY_FRAME.search(text))
+
+
 def _unbox_rich(text: str) -> str:
     """Rewrite a rich traceback box into the plain ``File "...", line N, in f`` form the parser reads."""
     out: list[str] = []
@@ -176,7 +187,7 @@ _GLUED_FRAME = lazy_regex(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
 def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
     """Every traceback in ``text``, chained exceptions as separate stacks in printed order."""
     # Two processes writing at once can glue a frame line onto the end of another line: split it off.
-    if "Traceback (most recent call last)" in text and ("╭" in text or "┏" in text):
+    if ("│" in text or "┃" in text) and _rich_layout(text):
         text = _unbox_rich(text)
     if _ipython_layout(text):
         text = _plain_ipython(text)

@@ -253,6 +253,20 @@ def test_a_source_checkout_is_answered_only_when_its_lines_match_a_release(blur_
     assert fix_history([edited], old, folder=str(blur_index)) == ()
 
 
+def test_a_development_build_falls_back_to_its_lines_when_its_version_finds_nothing(blur_index: Path) -> None:
+    """``fixlib==1.0.1.dev0`` lies after 1.0.0: the 1.1.0 change is after it. ``fixlib==1.2.0.dev0`` (as a
+    reporter's freeze can say while the frames run older code) finds nothing after it, so the frames' lines decide,
+    as with no freeze."""
+    frame = _blur("return y * 2", "pad")
+    plain = fix_history([frame], {}, folder=str(blur_index))
+    (between,) = fix_history(
+        [frame], {"fixlib": PackageVersion("fixlib", "1.0.1.dev0", "freeze")}, folder=str(blur_index)
+    )
+    assert between.installed == "1.0.1.dev0" and [c.release for c in between.changes] == ["1.1.0"]
+    ahead = {"fixlib": PackageVersion("fixlib", "1.2.0.dev0", "freeze")}
+    assert plain and fix_history([frame], ahead, folder=str(blur_index)) == plain
+
+
 def test_a_path_the_reporter_shortened_is_answered_like_a_checkout(blur_index: Path) -> None:
     """``fixlib/blur.py`` (the reporter cut the site-packages prefix): the package is the path's first folder."""
     short = Frame("fixlib/blur.py", _line(_B1, "return y * 2"), "pad", "return y * 2")

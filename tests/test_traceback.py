@@ -98,6 +98,15 @@ def test_rich_boxed_traceback() -> None:
     assert stack.complete and stack.message == "expected scalar type Half but found Float"
 
 
+def test_rich_frames_cut_out_of_their_box_are_read() -> None:
+    """A paste of rich's frame lines without the box's top border and header (a report quotes the part it thinks
+    matters) still has frames."""
+    lines = RICH.splitlines()
+    cut = "\n".join(line for line in lines if "Traceback (most recent call last)" not in line and "╭" not in line)
+    frames = [f for stack in parse_stacks(cut) for f in stack.frames]
+    assert [f.function for f in frames] == ["main", "backward"]
+
+
 IPYTHON = """---------------------------------------------------------------------------
 RuntimeError                              Traceback (most recent call last)
 Cell In[7], line 3
