@@ -32,19 +32,7 @@ def _explain_fast(argv: list[str]) -> int | None:
     refused = prepare_streams(argv)
     if refused is not None:
         return refused
-    return guarded(
-        lambda: explain_command(
-            line.file,
-            line.freeze,
-            line.config,
-            line.this_env,
-            line.lang,
-            line.fmt,
-            line.top,
-            line.details,
-            line.kb,
-        )
-    )
+    return guarded(lambda: explain_command(**vars(line)))
 
 
 def run() -> None:

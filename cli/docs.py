@@ -200,7 +200,8 @@ def _proofs_page(covered: Coverage) -> str:
 def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
     """The pages for ``catalog``, with the census page when a census sits beside ``kb_dir`` (a checkout; the
     package's own ``kb/`` when not given)."""
-    folder = census_dir(kb_dir or builtin_kb_dir())
+    root = kb_dir or builtin_kb_dir()
+    folder = census_dir(root)
     rows = load_census(folder)
     census = [(row, recognised_by(row, catalog)) for row in rows] if rows else None
     pages = generate_docs(catalog.entries, census)
@@ -211,8 +212,8 @@ def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:
         section, missed = mined_summary(mined)
         pages["census.md"] += "\n" + section
         pages["census-mined.md"] = _HEADER + missed
-    if proofs_dir(kb_dir or builtin_kb_dir()).is_dir():
-        pages["proofs.md"] = _proofs_page(kb_coverage(kb_dir or builtin_kb_dir(), {e.id: e for e in catalog.entries}))
+    if proofs_dir(root).is_dir():
+        pages["proofs.md"] = _proofs_page(kb_coverage(root, {e.id: e for e in catalog.entries}))
         index = "[condition vocabulary](conditions.md)"
         pages["README.md"] = pages["README.md"].replace(index, f"{index} · [version claims proven](proofs.md)", 1)
     return pages

@@ -144,6 +144,11 @@ class KBEntry:
     def is_active(self) -> bool:
         return self.status is Status.ACTIVE
 
+    @property
+    def is_safety_net(self) -> bool:
+        """A family whose every anchor pattern has weight 0 (DTF050, DTF051): it can only ever be a fallback."""
+        return self.is_family and bool(self.errors) and all(pattern.weight == 0 for pattern in self.errors)
+
 
 def _decides(condition: Condition) -> bool:
     kind = kind_named(condition.kind)

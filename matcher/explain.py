@@ -16,7 +16,7 @@ from .configs import Config, ConfigError, parse_config
 from .entry import KBEntry
 from .incident import Incident, build_incident
 from .location import locate
-from .notices import notice_questions, notices_only
+from .notices import notice_matches, notices_only
 from .observation import Note
 from .owner import OwnerKind, owner_of
 from .prefilter import words_in
@@ -85,9 +85,7 @@ def _words(incident: Incident) -> set[str]:
 def explain_incident(incident: Incident, catalog: Catalog, top: int | None = None) -> Report:
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
-    if notices_only(incident, matches):
-        matches = []  # a healthy run's deprecation notices: nothing to explain (notices.py)
-    matches = notice_questions(incident, matches)
+    matches = notice_matches(incident, matches)  # a healthy run's deprecation notices: nothing to explain
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(
@@ -148,8 +146,7 @@ def answers(text: str, catalog: Catalog) -> bool:
 
 def _likely_answer(entry: KBEntry) -> tuple[bool, bool]:
     """Safety nets first, then families, then causes (the order :func:`answers` tries them in)."""
-    net = entry.is_family and all(pattern.weight == 0 for pattern in entry.errors)
-    return not net, not entry.is_family
+    return not entry.is_safety_net, not entry.is_family
 
 
 def explain(

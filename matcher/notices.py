@@ -17,7 +17,7 @@ from .observation import Origin, TextSeen
 from .regex import lazy_regex
 from .result import Confidence, Match
 
-__all__ = ["notice_questions", "notices_only"]
+__all__ = ["notice_matches", "notices_only"]
 
 _NOTICE = lazy_regex(r"\b(?:Future|Deprecation|PendingDeprecation)Warning\b")
 
@@ -48,30 +48,23 @@ def _anchored_on_a_notice(match: Match, lines: list[str], notices: set[int]) -> 
     return False
 
 
-def notices_only(incident: Incident, matches: Sequence[Match]) -> bool:
-    """True when nothing failed (no exception named), the log printed more than deprecation notices, and
-    every match stands only on such a notice: the run is healthy and gets no answer."""
+def notice_matches(incident: Incident, matches: Sequence[Match]) -> list[Match]:
+    """``matches`` as a notice allows them: none when nothing failed (no exception named), the log printed more than
+    deprecation notices and every match stands only on such a notice (a healthy run gets no answer); otherwise those
+    that stand on a notice at low confidence — pasted on its own a notice is a question about it, and the entry that
+    explains it answers, but never as a likely cause (medium or high) of a failure."""
     if not matches or any(exc_type for exc_type, _ in incident.exceptions):
-        return False  # an exception was raised: something failed (a short paste's untyped lines name none)
+        return list(matches)  # an exception was raised: something failed (a short paste's untyped lines name none)
     lines = incident.text.splitlines()
     notices, others = _notice_lines(lines)
-    if not notices or not others:
-        return False  # no notice, or the notice is all the input: a question about it
-    return all(_anchored_on_a_notice(match, lines, notices) for match in matches)
-
-
-def notice_questions(incident: Incident, matches: Sequence[Match]) -> list[Match]:
-    """``matches``, with those that stand on a deprecation notice (and no exception was raised) at low confidence.
-
-    A notice pasted on its own is a question about the notice, and the entry that explains it answers; but a notice
-    is not a failure, so the answer is never offered as a likely cause (medium or high) of one."""
-    if not matches or any(exc_type for exc_type, _ in incident.exceptions):
-        return list(matches)
-    lines = incident.text.splitlines()
-    notices, _ = _notice_lines(lines)
     if not notices:
         return list(matches)
-    return [
-        replace(match, confidence=Confidence.LOW) if _anchored_on_a_notice(match, lines, notices) else match
-        for match in matches
-    ]
+    on_notice = [_anchored_on_a_notice(match, lines, notices) for match in matches]
+    if others and all(on_notice):
+        return []
+    return [replace(m, confidence=Confidence.LOW) if low else m for m, low in zip(matches, on_notice, strict=True)]
+
+
+def notices_only(incident: Incident, matches: Sequence[Match]) -> bool:
+    """True when the matches stand only on a healthy run's deprecation notices: the run gets no answer."""
+    return bool(matches) and not notice_matches(incident, matches)

@@ -141,7 +141,7 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
     fallbacks: list[Match] = []
     deferred: list[KBEntry] = []
     for entry in entries:
-        if _only_fallback(entry):
+        if entry.is_safety_net:
             deferred.append(entry)  # a safety net: its wide patterns are compiled only when nothing else answers
             continue
         scored = _scored(entry, incident)
@@ -153,11 +153,6 @@ def score_entries(entries: Iterable[KBEntry], incident: Incident) -> list[Match]
         if scored is not None:
             fallbacks.append(scored[0])
     return sorted(matches or fallbacks, key=rank_key)
-
-
-def _only_fallback(entry: KBEntry) -> bool:
-    """A family whose every anchor pattern has weight 0 (the safety nets): it can only ever be a fallback."""
-    return entry.is_family and bool(entry.errors) and all(pattern.weight == 0 for pattern in entry.errors)
 
 
 def match_entry(entry: KBEntry, incident: Incident) -> Match | None:
