@@ -160,7 +160,9 @@ def _ipython_layout(text: str) -> bool:
     """IPython's traceback layout: its header, or (a paste cut below it) its frame and arrow lines."""
     if "Traceback (most recent call last)" in text and _IPYTHON_HEADER.search(text):
         return True
-    return "File " in text and bool(_IPYTHON_ANY_FRAME.search(text)) and bool(_IPYTHON_ANY_ARROW.search(text))
+    # Python's own frames are indented ('  File "...'): only a line that starts with "File " can be IPython's.
+    starts = text.startswith("File ") or "\nFile " in text
+    return starts and bool(_IPYTHON_ANY_FRAME.search(text)) and bool(_IPYTHON_ANY_ARROW.search(text))
 
 
 def _plain_ipython(text: str) -> str:
