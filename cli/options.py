@@ -6,10 +6,10 @@ command, so the two never import each other.
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 
 from .formats import FORMATS
@@ -44,12 +44,19 @@ SETTINGS: dict[str, Any] = {
 app = typer.Typer(**SETTINGS)
 
 
+if TYPE_CHECKING:
+    FormatChoice = str
+else:
+    # ``--format``'s choices, from the format registry. An Enum, not ``click_type=click.Choice(...)``: typer reads an
+    # Enum's choices in every release (0.24 dropped ``click_type``), and a str Enum member is its name wherever the
+    # commands use it (``FORMATS[fmt]``, ``fmt == "html"``).
+    FormatChoice = enum.Enum("FormatChoice", {name: name for name in FORMATS}, type=str)
+
 FormatOption = Annotated[
-    str | None,
+    FormatChoice | None,
     typer.Option(
         "--format",
         "-f",
-        click_type=click.Choice(list(FORMATS)),
         help="; ".join(f"{f.name}: {f.help}" for f in FORMATS.values()) + ".",
     ),
 ]
