@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,10 @@ class Proof:
     template: str
     """For a census subject: the row's template."""
     checks: tuple[Check, ...]
+    boundary: str = ""
+    """One clause of ``spec`` (``<0.45.0``) when the record reads only the releases around it: a claim whose
+    boundaries no single line separates (a message reformatted between them, a behaviour bounded by two changes)
+    is proven by one record per boundary, each with the literal that separates that boundary."""
     unprovable: str = ""
     """Why the claim cannot be proven from artifacts reachable here (a boundary release that is not published yet,
     a behaviour no line of the released code separates, a wording the code assembles at run time). Such a record
@@ -234,13 +239,19 @@ def coverage(claims: list[Claim], proofs: list[Proof], problems: Mapping[str, li
     good: set[tuple[str, str, str, SpecifierSet | None]] = set()
     bad: set[tuple[str, str, str, SpecifierSet | None]] = set()
     why: dict[tuple[str, str, str, SpecifierSet | None], str] = {}
+    sides: dict[tuple[str, str, str, SpecifierSet | None], set[str]] = defaultdict(set)
     for proof in proofs:
         if problems.get(proof.where):
             bad.add(proof.key)
         elif proof.unprovable:
             why.setdefault(proof.key, proof.unprovable)
+        elif proof.boundary:
+            sides[proof.key].add(_clause(proof.boundary))
         else:
             good.add(proof.key)
+    for key, covered in sides.items():  # proven when every boundary of the spec has a record of its own
+        if key[3] is not None and {str(c) for c in key[3]} <= covered:
+            good.add(key)
     proven = [c for c in claims if c.key in good - bad]
     contradicted = [c for c in claims if c.key in bad]
     unprovable = [(c, why[c.key]) for c in claims if c.key in why and c.key not in good | bad]
@@ -278,6 +289,7 @@ def load_proofs(folder: Path) -> list[Proof]:
                     means=str(record.get("means", "")),
                     template=str(record.get("template", "")),
                     checks=checks,
+                    boundary=str(record.get("boundary", "")),
                     unprovable=str(record.get("unprovable", "")),
                 )
             )
@@ -291,6 +303,11 @@ def kb_coverage(kb_dir: Path, entries: Mapping[str, KBEntry]) -> Coverage:
     proofs = load_proofs(proofs_dir(kb_dir))
     problems = {p.where: proof_problems(p, entries, census) for p in proofs}
     return coverage(stated_claims(entries, census), proofs, problems)
+
+
+def _clause(text: str) -> str:
+    """A spec clause in the form ``SpecifierSet`` prints it (``< 0.45`` -> ``<0.45``)."""
+    return str(SpecifierSet(text.replace(" ", "")))
 
 
 def _spec(text: str) -> SpecifierSet | None:
@@ -365,10 +382,14 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
         if (version in spec) != check.present:
             state = "present" if check.present else "absent"
             problems.append(f"{proof.library} {check.version}: wording {state}, which contradicts `{proof.spec}`")
+    clauses = {str(c) for c in spec}
+    if proof.boundary and _clause(proof.boundary) not in clauses:
+        problems.append(f"boundary `{proof.boundary}` is not a clause of `{proof.spec}`")
     if not proof.unprovable:  # an unprovable record says why its boundaries are not all read
         problems.extend(
             f"boundary `{b}` not checked on both sides (a release inside and one outside)"
             for b in unbracketed(spec, versions)
+            if not proof.boundary or _clause(b) == _clause(proof.boundary)
         )
     stated, problem = _stated(proof, entries, census)
     if problem:

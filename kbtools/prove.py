@@ -284,11 +284,12 @@ def prove(
     artifact: Callable[[Version], Artifact | None],
     member: str = "*",
     scan: Scan = _where,
+    boundary: str = "",
 ) -> Outcome:
     """Read the boundary releases of the claim's spec for the literals (see the module doc): the first one found in a
     release inside the spec that agrees with it at every boundary is recorded, else the first one found."""
     spec = SpecifierSet(claim.spec.replace(" ", ""))
-    versions = boundary_releases(spec, releases)
+    versions = boundary_releases(SpecifierSet(boundary.replace(" ", "")) if boundary else spec, releases)
     artifacts = {v: artifact(v) for v in versions}
     missing = [str(v) for v, a in artifacts.items() if a is None]
     if not versions or missing:
@@ -314,6 +315,8 @@ def prove(
     if wrong:
         return Outcome(claim, wording, checks, f"contradicts `{claim.spec}`: {problem}")
     open_ends = unbracketed(spec, [Version(c.version) for c in checks])
+    if boundary:
+        open_ends = [b for b in open_ends if SpecifierSet(b) == SpecifierSet(boundary.replace(" ", ""))]
     if open_ends:
         return Outcome(claim, wording, checks, f"no release listed on both sides of {', '.join(open_ends)}")
     return Outcome(claim, wording, checks, "")
@@ -336,8 +339,11 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def record_yaml(outcome: Outcome, means: str = "") -> str:
-    """The record as it is appended to ``proofs/<library>.yaml`` (one line per check, as the files are written)."""
+def record_yaml(outcome: Outcome, means: str = "", unprovable: str = "", boundary: str = "") -> str:
+    """The record as it is appended to ``proofs/<library>.yaml`` (one line per check, as the files are written).
+
+    With ``unprovable`` (why no artifact reachable here proves the claim), the record keeps only the checks that
+    agree with the spec — the boundary it could read — and says why the rest is not proven."""
     claim = outcome.claim
     lines = [f"  - subject: {claim.subject}", f"    claim: {claim.claim}"]
     if claim.template:
@@ -345,8 +351,14 @@ def record_yaml(outcome: Outcome, means: str = "") -> str:
     lines += [f"    spec: {_quote(claim.spec)}", f"    wording: {_quote(outcome.wording)}"]
     if means:
         lines.append(f"    means: {_quote(means)}")
-    lines.append("    checked:")
-    for c in outcome.checks:
+    if boundary:
+        lines.append(f"    boundary: {_quote(boundary)}")
+    spec = SpecifierSet(claim.spec.replace(" ", ""))
+    checks = [c for c in outcome.checks if not unprovable or (Version(c.version) in spec) == c.present]
+    if unprovable:
+        lines.append(f"    unprovable: {_quote(unprovable)}")
+    lines.append("    checked:" if checks else "    checked: []")
+    for c in checks:
         present = "true" if c.present else "false"
         lines.append(
             f"      - {{version: {c.version}, present: {present}, artifact: {c.artifact}, file: {_quote(c.file)}}}"
@@ -400,6 +412,16 @@ def main(argv: list[str] | None = None) -> int:
         "directory, /work/.mirror/<owner>+<name>/repo as `fetch` leaves it) instead of downloading",
     )
     parser.add_argument("--write", action="store_true", help="append proven records to proofs/<library>.yaml")
+    parser.add_argument(
+        "--boundary",
+        default="",
+        help="read only the releases around this clause of the spec (one record per boundary, each its own literal)",
+    )
+    parser.add_argument(
+        "--unprovable",
+        default="",
+        help="with --write: record the claim as unprovable for this reason, with the checks that agree with it",
+    )
     args = parser.parse_args(argv)
     entries = {e.id: e for e in load_catalog([args.kb], include_builtin=False, cache_dir=None).entries}
     census = load_census(census_dir(args.kb))
@@ -447,7 +469,9 @@ def main(argv: list[str] | None = None) -> int:
             if claim.library not in listed:
                 listed[claim.library] = _releases(claim.library)
             artifact = functools.partial(_download, claim.library, cache=args.cache)
-        for version in boundary_releases(SpecifierSet(claim.spec.replace(" ", "")), listed[claim.library]):
+        for version in boundary_releases(
+            SpecifierSet((args.boundary or claim.spec).replace(" ", "")), listed[claim.library]
+        ):
             if (path := artifact(version)) is not None:
                 scanner.want(path, literals)
         planned.append((claim, literals, artifact))
@@ -457,7 +481,12 @@ def main(argv: list[str] | None = None) -> int:
         if not literals:
             print(f"SKIP {label}: no literal wording to search")
             continue
-        outcome = prove(claim, literals, listed[claim.library], fetch, args.file, scanner)
+        outcome = prove(claim, literals, listed[claim.library], fetch, args.file, scanner, args.boundary)
+        if args.unprovable:
+            print(f"UNPROVABLE {label}: {outcome.problem or 'holds'}; recorded: {args.unprovable}")
+            if args.write:
+                _append(folder, claim.library, record_yaml(outcome, args.means, args.unprovable, args.boundary))
+            continue
         if outcome.problem:
             bad += 1
             print(f"FAIL {label} {claim.library} `{claim.spec}`: {outcome.problem}")
@@ -466,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"OK   {label} {claim.library} `{claim.spec}`: {outcome.wording!r}")
         if args.write:
-            _append(folder, claim.library, record_yaml(outcome, args.means))
+            _append(folder, claim.library, record_yaml(outcome, args.means, boundary=args.boundary))
     return 1 if bad else 0
 
 
