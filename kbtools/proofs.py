@@ -37,7 +37,7 @@ from pathlib import Path
 
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, canonicalize_version
 from packaging.version import InvalidVersion, Version
 
 from dtypefix.matcher.entry import KBEntry
@@ -250,7 +250,7 @@ def coverage(claims: list[Claim], proofs: list[Proof], problems: Mapping[str, li
         else:
             good.add(proof.key)
     for key, covered in sides.items():  # proven when every boundary of the spec has a record of its own
-        if key[3] is not None and {str(c) for c in key[3]} <= covered:
+        if key[3] is not None and {_clause(str(c)) for c in key[3]} <= covered:
             good.add(key)
     proven = [c for c in claims if c.key in good - bad]
     contradicted = [c for c in claims if c.key in bad]
@@ -306,8 +306,9 @@ def kb_coverage(kb_dir: Path, entries: Mapping[str, KBEntry]) -> Coverage:
 
 
 def _clause(text: str) -> str:
-    """A spec clause in the form ``SpecifierSet`` prints it (``< 0.45`` -> ``<0.45``)."""
-    return str(SpecifierSet(text.replace(" ", "")))
+    """A spec clause in one canonical form (``< 0.45``, ``<0.45.0`` -> ``<0.45``)."""
+    (clause,) = SpecifierSet(text.replace(" ", ""))
+    return f"{clause.operator}{canonicalize_version(clause.version, strip_trailing_zero=True)}"
 
 
 def _spec(text: str) -> SpecifierSet | None:
@@ -382,7 +383,7 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
         if (version in spec) != check.present:
             state = "present" if check.present else "absent"
             problems.append(f"{proof.library} {check.version}: wording {state}, which contradicts `{proof.spec}`")
-    clauses = {str(c) for c in spec}
+    clauses = {_clause(str(c)) for c in spec}
     if proof.boundary and _clause(proof.boundary) not in clauses:
         problems.append(f"boundary `{proof.boundary}` is not a clause of `{proof.spec}`")
     if not proof.unprovable:  # an unprovable record says why its boundaries are not all read
