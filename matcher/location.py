@@ -258,7 +258,7 @@ def locate(incident: Incident) -> Location | None:
     if not any(o.value for o in operands):
         # "No available kernel": the sides were named by a warning printed at this very line just before.
         op, operands = _warned(incident.text, frames[index], hints) or (op, operands)
-    caller = _caller(frames, index, site, incident)
+    caller = _caller(frames, index, site, incident) if outside else None
     below = frames[index + 1] if index + 1 < len(frames) else None
     call, module, tied = _tie(frames[index], below, frames[index + 1 :], op, operands)
     if caller is not None and _forwards(frames[index].code):
@@ -281,8 +281,9 @@ def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> 
     mine = [f for f, o in zip(above, owners, strict=True) if o.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)]
     if mine:
         return _site(mine[-1], incident)
-    if above and _CHECK.match(site.function):
-        return _site(above[-1], incident)
+    handing = [f for f in above if not _is_torch(f)]
+    if handing and _CHECK.match(site.function):
+        return _site(handing[-1], incident)
     other = [
         f
         for f, o in zip(above, owners, strict=True)

@@ -81,6 +81,11 @@ _STACK = frozenset(
 )  # fmt: skip
 
 
+# Folders of a package's source checkout that are no part of the package: a script run from ``lightning/examples/``
+# is the user's own copy of an example, not the library.
+_NOT_PACKAGE_CODE = frozenset({"examples", "example", "scripts", "tests", "test", "benchmarks", "docs", "tools"})
+
+
 def _distribution(import_name: str) -> str:
     return _DISTRIBUTIONS.get(import_name, import_name.replace("_", "-").lower())
 
@@ -109,7 +114,7 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     if _STDLIB.search(path):
         return Owner(OwnerKind.INTERNAL, "", "", normalized.rsplit("/", 1)[-1])
     for match in _folders(normalized):
-        if match[0] in _STACK:
+        if match[0] in _STACK and match[1].split("/", 1)[0] not in _NOT_PACKAGE_CODE:
             name = _distribution(match[0])
             return Owner(OwnerKind.PACKAGE, name, _version(name, packages), match[1])
     return Owner(OwnerKind.USER, "", "", normalized.rsplit("/", 1)[-1])
