@@ -40,6 +40,7 @@ from dtypefix.cli.markdown import format_report
 from dtypefix.cli.where_words import readable_value
 from dtypefix.matcher import explain
 from dtypefix.matcher.catalog import load_catalog
+from dtypefix.matcher.incident import build_incident
 
 ROOT = Path(__file__).resolve().parents[1]
 BLIND = ROOT / "tests" / "blind20"
@@ -113,8 +114,9 @@ def _is_value(value: str) -> bool:
 
 
 def _error_text(log: str) -> str:
-    """The log's lines that are no source code or frame: where the message's own words for its sides are."""
-    return "\n".join(line for line in log.splitlines() if not line.startswith((" ", "File ")))
+    """The error message as dtypefix reads it: where the message's own words for its sides are."""
+    primary = build_incident(log).primary
+    return primary.message if primary is not None else ""
 
 
 def _line(screen: str, label: str) -> str:
@@ -165,7 +167,7 @@ def evaluate(case: Case, catalog: Any) -> Outcome:
         values = all(re.search(rf"[ (（]{re.escape(v)}[)）, ，]", operands) for v in expected)
         shown = re.findall(r"`([^`]+)`", operands)
         expressions = all(any(e in s for s in shown) for e in case.expressions)
-        named = values and expressions and sides >= 2
+        named = values and expressions and sides + len(case.expressions) >= 2
     else:
         named = sides >= 2
     first = report.matches[0] if report.matches else None
