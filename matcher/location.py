@@ -250,9 +250,10 @@ def locate(incident: Incident) -> Location | None:
     if not frames:
         return Location(None, False, None, "", "", op, operands, hints)
     outside = [i for i, f in enumerate(frames) if not _is_torch(f)]
-    # A wrapper that only hands on its caller's arguments (accelerate's hook ``old_forward(*args, **kwargs)``, a
-    # decorator's ``return func(*args, **kwargs)``) is not where the call was made: the frame above it is.
-    calls = [i for i in outside if not _forwards(frames[i].code)]
+    # A wrapper that only hands on its caller's arguments to the next frame shown (accelerate's hook
+    # ``old_forward(*args, **kwargs)``, a decorator's ``return func(*args, **kwargs)``) is not where the call was
+    # made: the frame above it is. The last frame raised itself (``torch._C._nn._parse_to(*args, **kwargs)``).
+    calls = [i for i in outside if i == len(frames) - 1 or not _forwards(frames[i].code)]
     index = calls[-1] if calls else outside[-1] if outside else len(frames) - 1
     site = _site(frames[index], incident)
     if not any(o.value for o in operands):

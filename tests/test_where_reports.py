@@ -104,3 +104,10 @@ def test_examples_in_a_package_checkout_are_the_users_code() -> None:
     path = "/home/user/repositories/lightning/examples/pytorch/bug_report/bug_report_model.py"
     assert owner_of(path).kind is OwnerKind.USER
     assert owner_of("/home/user/repositories/lightning/src/lightning/fabric/fabric.py").kind is OwnerKind.PACKAGE
+
+
+def test_the_frame_that_raised_is_kept_even_when_it_passes_its_arguments_on() -> None:
+    """``torch._C._nn._parse_to(*args, **kwargs)`` is the last frame: the call into C raised there."""
+    location = explain(_log("blind22c/torchao-698")).location
+    assert location is not None and location.site is not None
+    assert (location.site.function, location.site.line) == ("_get_to_kwargs", 277)
