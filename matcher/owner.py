@@ -81,6 +81,7 @@ _STACK = frozenset(
 )  # fmt: skip
 
 
+_CHECKOUT = lazy_regex(r"(?:^|/)(?P<dist>[A-Za-z]\w*(?:-\w+)+)/(?:src/)?(?P<pkg>\w+)/(?P<rest>.+\.py)$")
 # Folders of a package's source checkout that are no part of the package: a script run from ``lightning/examples/``
 # is the user's own copy of an example, not the library.
 _NOT_PACKAGE_CODE = frozenset({"examples", "example", "scripts", "tests", "test", "benchmarks", "docs", "tools"})
@@ -117,6 +118,13 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
         if match[0] in _STACK and match[1].split("/", 1)[0] not in _NOT_PACKAGE_CODE:
             name = _distribution(match[0])
             return Owner(OwnerKind.PACKAGE, name, _version(name, packages), match[1])
+    checkout = _CHECKOUT.search(normalized)
+    if checkout and checkout["dist"].replace("-", "_") == checkout["pkg"]:
+        # A project's checkout, ``faster-whisper/faster_whisper/transcribe.py``: the folder spelled as its
+        # distribution (with a hyphen) holding the import package is that distribution's code, not the script run
+        # beside it.
+        name = checkout["dist"].lower()
+        return Owner(OwnerKind.PACKAGE, name, _version(name, packages), checkout["rest"])
     return Owner(OwnerKind.USER, "", "", normalized.rsplit("/", 1)[-1])
 
 

@@ -111,3 +111,14 @@ def test_the_frame_that_raised_is_kept_even_when_it_passes_its_arguments_on() ->
     location = explain(_log("blind22c/torchao-698")).location
     assert location is not None and location.site is not None
     assert (location.site.function, location.site.line) == ("_get_to_kwargs", 277)
+
+
+def test_a_projects_checkout_is_its_distributions_code() -> None:
+    """``faster-whisper/faster_whisper/transcribe.py`` is faster-whisper's code; the script run beside it is the
+    user's, and its line (``compute_type="float16"`` on the CPU) is named as the caller."""
+    assert owner_of("/home/user/faster-whisper/faster_whisper/transcribe.py").name == "faster-whisper"
+    assert owner_of("/home/user/faster-whisper/test_transcription.py").kind is OwnerKind.USER
+    assert owner_of("/home/user/models/diffrhythm2/diffrhythm2/backbones/dit.py").kind is OwnerKind.USER
+    where = _line(format_report(explain(_log("blind28a/fasterwhisper-14")), "en"), "Where")
+    assert where.startswith("`faster_whisper/transcribe.py:71` in `__init__` — faster-whisper")
+    assert where.endswith("called from your code at `test_transcription.py:8`")
