@@ -176,14 +176,19 @@ def readable_value(value: str) -> str:
 
 def site_words(site: Site, lang: str) -> str:
     """``path:line`` in ``function`` and whose code it is."""
+    where = _place(site)
+    if site.function:
+        where += f" {_w('in', lang)} `{site.function}`"
+    return f"{where} — {_owner(site, lang)}"
+
+
+def _place(site: Site) -> str:
+    """``path:line`` in backticks: the path from the package (or model repository) down, or the file's own name."""
     owner = site.owner
     shown = owner.path if owner.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE) and owner.path else _short(site.file)
     if owner.kind is OwnerKind.PACKAGE and owner.name and not shown.startswith(owner.name.replace("-", "_")):
         shown = f"{owner.name.replace('-', '_')}/{shown}"
-    where = f"`{shown}:{site.line}`"
-    if site.function:
-        where += f" {_w('in', lang)} `{site.function}`"
-    return f"{where} — {_owner(site, lang)}"
+    return f"`{shown}:{site.line}`"
 
 
 def _short(path: str) -> str:
@@ -323,8 +328,7 @@ def _caller_words(caller: Site, lang: str) -> str:
     repository's) when the paste shows none of the user's frames."""
     owner = caller.owner
     if owner.kind is OwnerKind.PACKAGE:
-        shown = site_words(caller, lang).split(" ", 1)[0]
-        return _w("caller.package", lang, name=owner.name, site=shown)
+        return _w("caller.package", lang, name=owner.name, site=_place(caller))
     site = f"`{_short(caller.file)}:{caller.line}`"
     return _w("caller.remote" if owner.kind is OwnerKind.REMOTE else "caller", lang, site=site)
 
