@@ -7,6 +7,7 @@ damages one (cuts it, wraps it), it says how. None comes from the held-out sampl
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -417,3 +418,14 @@ def test_the_users_own_assertion_lets_the_entry_about_it_decide(said: str) -> No
 def test_a_librarys_assertion_is_not_read_as_the_users() -> None:
     text = TE_ASSERT.replace("/home/user/train_fp8.py", "/home/user/.venv/lib/python3.12/site-packages/x/y.py")
     assert not any(m.entry.id == "DTF250" for m in explain(text.format(message="", colon="")).matches)
+
+
+@pytest.mark.parametrize("name", ["h100-trainer-fp16-on-bf16-model", "h100-trainer-fp16-on-fp16-model"])
+def test_a_real_trainer_log_with_tqdm_glued_to_the_header_reads_whole(name: str) -> None:
+    """Real H100 output (tests/data/recorded): Trainer's tqdm bar has no newline before `Traceback (most recent call
+    last):`; the traceback is read whole, with its one exception, and no answer asks for the full traceback."""
+    text = (Path(__file__).parent / "data" / "recorded" / f"{name}.log").read_text(encoding="utf-8")
+    assert "it/s]Traceback (most recent call last):" in text
+    report = explain(text)
+    assert report.incident.has_complete_traceback
+    assert len(report.incident.stacks) == 1
