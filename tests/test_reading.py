@@ -429,3 +429,31 @@ def test_a_real_trainer_log_with_tqdm_glued_to_the_header_reads_whole(name: str)
     report = explain(text)
     assert report.incident.has_complete_traceback
     assert len(report.incident.stacks) == 1
+
+
+def test_a_library_assertion_that_compares_dtypes_is_read_as_a_dtype_check() -> None:
+    """Real output (LLaMA-Factory issue 2774, tests/blind21, as posted: the assert line and a bare AssertionError),
+    then the same inside a library frame: a bare AssertionError whose only words are a condition on dtypes gets the
+    dtype safety net, at low confidence; a library's bare assertion about anything else stays unread."""
+    posted = "    assert len(set(t.dtype for t in tensors)) == 1\n\n  AssertionError\n\n"
+    assert [(m.entry.id, m.confidence.value) for m in explain(posted).matches] == [("DTF050", "low")]
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/.venv/lib/python3.10/site-packages/torch/distributed/fsdp/_flat_param.py", line 728,'
+        " in _validate_tensors_to_flatten\n"
+        "    assert len(set(t.dtype for t in tensors)) == 1\n"
+        "AssertionError\n"
+    )
+    assert [(m.entry.id, m.confidence.value) for m in explain(text).matches] == [("DTF050", "low")]
+    other = text.replace("len(set(t.dtype for t in tensors)) == 1", "self._is_initialized")
+    assert explain(other).matches == ()
+
+
+def test_please_ensure_is_a_check_word_of_the_dtype_safety_net() -> None:
+    """Real output (pytorch issue 111317, tests/blind20): FSDP's gradient assignment names two dtypes and asks to
+    "ensure" they match; no entry knows it, and it is not "no known cause"."""
+    message = (
+        "RuntimeError: attempting to assign a gradient with dtype 'c10::BFloat16' to a tensor with dtype 'float'."
+        " Please ensure that the gradient and the tensor have the same dtype\n"
+    )
+    assert explain(message).matches[0].entry.id == "DTF050"
