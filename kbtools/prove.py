@@ -459,10 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     listed: dict[str, list[Version]] = {}
     scanner = Scanner()
     planned: list[tuple[Claim, list[str], Callable[[Version], Artifact | None]]] = []
+    tags = tag_releases(_git(args.repo, "tag").split()) if args.repo else {}
     for claim, literals in jobs:
         artifact: Callable[[Version], Artifact | None]
         if args.repo:
-            tags = tag_releases(_git(args.repo, "tag").split())
             listed[claim.library] = sorted(tags)
             artifact = functools.partial(_tag, args.repo, tags)
         else:
