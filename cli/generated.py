@@ -1,7 +1,8 @@
 """Files of the checkout generated from the registries, so they cannot drift from the code: the ``match`` block of
 ``kb/schema.json`` (from the condition kinds), ``docs/json-output.schema.json`` (from the JSON output's types), and
 the generated blocks of ``docs/entry-format.md`` and ``docs/json-output.md``, and ``census/operands.json`` (the
-operand roles of ``census/operands.yaml`` as the matcher reads them). ``dtypefix docs`` writes them and
+operand roles of ``census/operands.yaml`` as the matcher reads them), and ``census/raises.json`` (which in-scope
+messages each library function raises, from ``census/mined/``). ``dtypefix docs`` writes them and
 ``dtypefix docs --check`` fails when one is stale, naming the command that fixes it.
 
 Pure: :func:`generated_files` reads the current files and returns what each should hold; the command writes.
@@ -83,6 +84,14 @@ def generated_files(root: Path) -> dict[str, str]:
         # What the matcher reads on every explanation: JSON loads in a fraction of the time YAML takes, and the
         # matcher then never imports PyYAML for a log that holds no YAML config.
         out["census/operands.json"] = _json(yaml.safe_load(operands.read_text(encoding="utf-8")))
+    mined = root / "census" / "mined"
+    if mined.is_dir():
+        from dtypefix.kbtools.census import load_mined, raise_index
+
+        # What a paste cut inside a library function was probably about to raise (matcher/cut.py reads it).
+        out["census/raises.json"] = (
+            json.dumps(raise_index(load_mined(mined)), ensure_ascii=False, sort_keys=True) + "\n"
+        )
     if (root / "docs").is_dir():
         out["docs/json-output.schema.json"] = _json(json_schema())
         for name in ("docs/entry-format.md", "docs/json-output.md"):

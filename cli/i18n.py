@@ -82,6 +82,16 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "粘贴的内容在 traceback 的报错行之前就断了：下面的判断只来自调用帧（以及帧里能看到的 `raise`），"
             "所以置信度只能是低；把 traceback 的最后一行补上再试",
         ),
+        "error.cut_inside": (
+            "(what `{function}` raises: the paste stops before its error line)",
+            "（这是 `{function}` 会抛出的报错：粘贴的内容在报错行之前就断了）",
+        ),
+        "read.cut_inside": (
+            "the paste stops inside `{function}` before its error line; that function raises `{message}`, so the "
+            "entries that recognise that message are proposed, at low confidence",
+            "粘贴的内容停在 `{function}` 里面，还没到报错行；这个函数会抛出的是 `{message}`，下面按这条报错给出候选，"
+            "置信度只能是低",
+        ),
         "confidence": ("confidence", "置信度"),
         "high": ("high", "高"),
         "medium": ("medium", "中"),

@@ -144,6 +144,14 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
             },
             "streams": list(incident.streams),
             "error_line_missing": incident.error_line_missing,
+            "cut_inside": None
+            if incident.cut is None
+            else {
+                "function": incident.cut.function,
+                "file": incident.cut.file,
+                "type": incident.cut.exc_type,
+                "template": incident.cut.template,
+            },
         },
         "notes": [str(note) for note in incident.notes],
         "kb_problems": list(report.kb_problems),
@@ -289,6 +297,18 @@ def json_schema() -> dict[str, Any]:
                 "type": "boolean",
                 "description": "The paste ends inside a traceback, before its exception line: matches come from "
                 "the frames alone (low confidence).",
+            },
+            "cut_inside": {
+                "type": ["object", "null"],
+                "description": "When the error line is missing and the last frame's library function raises one "
+                "known message (census/raises.json): the function, its file, and that message's type and template; "
+                "the entries that recognise it are proposed at low confidence.",
+                "properties": {
+                    "function": {"type": "string"},
+                    "file": {"type": "string"},
+                    "type": {"type": "string"},
+                    "template": {"type": "string"},
+                },
             },
         },
     }

@@ -80,10 +80,15 @@ def _cut(text: str, limit: int) -> str:
     return text[: space if space > 0 else limit].rstrip() + " …"
 
 
-def _error_line(incident: Incident) -> str:
+def _error_line(incident: Incident, lang: str) -> str:
     primary = incident.primary
     if primary is None:
         return ""
+    cut = incident.cut
+    if cut is not None and not isinstance(primary, Stack) and primary.message == cut.message:
+        # not read from the paste: the message the function it stops in raises, as the source writes it
+        guessed = t("error.cut_inside", lang, function=cut.function)
+        return f"{code_span(f'{cut.exc_type}: {_cut(cut.template, 300)}')} {guessed}"
     first = _cut(primary.message.splitlines()[0], 300) if primary.message else ""
     where = f" ({primary.stream})" if isinstance(primary, Stack) and primary.stream != "main" else ""
     shown = f"{primary.exc_type}: {first}" if primary.exc_type else first  # a type the paste left out
@@ -101,6 +106,9 @@ def _what_was_read(incident: Incident, lang: str) -> str:
     frames = sum(len(s.frames) for s in incident.stacks)
     if frames and incident.error_line_missing:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
+        if incident.cut is not None:
+            message = f"{incident.cut.exc_type}: {incident.cut.template}"
+            return f"{shape}{t('semicolon', lang)}{t('read.cut_inside', lang, function=incident.cut.function, message=message)}"
         return f"{shape}{t('semicolon', lang)}{t('read.error_line_missing', lang)}"
     if frames and incident.skipped_tracebacks:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
@@ -211,7 +219,7 @@ def _verdict(
     h = "#" * level
     asked = any(entry.id in d.entries for d in deciders)
     lines = [f"{h} {entry.id}: {entry.title.get(lang)}", "", _confidence_line(match, lang, asked), ""]
-    error = _error_line(incident) or next(
+    error = _error_line(incident, lang) or next(
         (code_span(seen_words(e.observed)) for e in match.evidence if isinstance(e.observed, TextSeen)), ""
     )
     if error:
@@ -270,7 +278,7 @@ def _deciders(report: Report, lang: str) -> list[str]:
 def _none(report: Report, lang: str) -> list[str]:
     incident = report.incident
     lines = [f"# {t('heading.none', lang)}", ""]
-    error = _error_line(incident)
+    error = _error_line(incident, lang)
     if report.out_of_scope is not None:
         lines += [f"{_label('error', lang)} {error}", "", t("scope." + report.out_of_scope.value, lang), ""]
         return lines

@@ -27,6 +27,7 @@ __all__ = [
     "load_mined",
     "mined_answered",
     "mined_summary",
+    "raise_index",
     "recognised_by",
     "template_regex",
     "triage",
@@ -213,7 +214,11 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
     ),
     (
         "index-range",
-        _linear(r"(?i:\bindex\b|out of (range|bounds)|\brange\b|must be in \[|\bpositive\b|must be \d+(?:, \d+)+)"),
+        _linear(
+            r"(?i:\bindex\b|out of (range|bounds)|\brange\b|must be in \[|\bpositive\b|must be \d+(?:, \d+)+"
+            # a numeric bound ("max_num_batched_tokens must be <= 65528 when LoRA is enabled")
+            r"|must be [<>]=? ?\d)"
+        ),
     ),
     ("other-sense", _linear(r"(?i:another device|reserved device name|virtual filesystem)")),
     # a warning about what will change or run slowly, not a check that failed
@@ -236,6 +241,10 @@ class MinedRow:
     template: str
     scope: str
     """``in`` (the KB must recognise it) or one of ``OUT_OF_SCOPE``'s keys."""
+    function: str = ""
+    """The enclosing function's qualified name (Python sites), empty otherwise."""
+    function_raises: int = 0
+    """How many raise, assert and check sites that function has, whatever their message."""
 
     @property
     def text(self) -> str:
@@ -389,6 +398,8 @@ def load_mined(folder: Path) -> list[MinedRow]:
                         type=data.get("type") or "",
                         template=data["template"],
                         scope=triage(data["template"], data["site"], data["kind"], data.get("type") or ""),
+                        function=data.get("function") or "",
+                        function_raises=int(data.get("function_raises") or 0),
                     )
                 )
     return rows
@@ -451,3 +462,45 @@ def mined_summary(mined: list[tuple[MinedRow, bool]]) -> tuple[str, str]:
             text = row.text[:200].replace("|", "\\|").replace("`", "'")
             missed.append(f"| {row.library} | {row.version} | {row.site.replace('|', '/')} | `{text}` |")
     return "\n".join(section) + "\n", "\n".join(missed) + "\n"
+
+
+# A raise about a dtype or a device: in scope, or raised without a check word ("Attempting to unscale FP16
+# gradients.", "Bfloat16 is only supported on GPUs with compute capability of at least 8.0"). The other reasons
+# (shape, install, API misuse, internal) are the function's other failures.
+_RAISED_OURS = ("in", "not-a-check")
+
+
+def raise_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[list[str]]]]:
+    """Which dtype / device messages each library function raises, for a paste cut inside it (``census/raises.json``,
+    read by :mod:`dtypefix.matcher.cut`): ``{file path in the release: {function: [[type, template] or [type,
+    template, instantiated message], ...]}}``.
+
+    Keyed by the function's own name, not its qualified one: a traceback prints only ``co_name`` (two methods of
+    one name in one file share a key, and must both qualify). A function is left out when, in any release mined,
+    it has raise or check sites beyond those messages (a shape check, a message without a dtype word): a paste cut
+    inside it may be raising one of those, so it says nothing."""
+    sites: dict[tuple[str, str, str], list[MinedRow]] = {}
+    for row in rows:
+        path = row.site.rsplit(":", 1)[0]
+        if row.function and path.endswith(".py") and row.kind != "warn":
+            sites.setdefault((path, row.function, row.version), []).append(row)
+    found: dict[tuple[str, str], list[list[str]]] = {}
+    others: set[tuple[str, str]] = set()
+    for (path, function, _), mined in sorted(sites.items()):
+        key = (path, function.rsplit(".", 1)[-1])
+        ours = [r for r in mined if r.scope in _RAISED_OURS]
+        # the function's sites in this release beyond ours (out of scope, or no dtype word: never mined)
+        if not ours or mined[0].function_raises > len({r.site for r in ours}):
+            others.add(key)
+            continue
+        messages = found.setdefault(key, [])
+        for row in ours:
+            text = instantiate(row.template)
+            message = [row.type or "RuntimeError", row.template, *([text] if text != row.template else [])]
+            if message not in messages:
+                messages.append(message)
+    index: dict[str, dict[str, list[list[str]]]] = {}
+    for (path, function), messages in found.items():
+        if (path, function) not in others:
+            index.setdefault(path, {})[function] = messages
+    return index

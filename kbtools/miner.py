@@ -27,7 +27,7 @@ import sys
 import tarfile
 import zipfile
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 __all__ = [
@@ -83,6 +83,12 @@ class MinedMessage:
     """The exception class for a raise site (as written, last dotted part); empty otherwise."""
     template: str
     """The message, its variable parts written ``{name}`` (``{}`` where the source gives no name)."""
+    function: str = ""
+    """Python: the enclosing function's qualified name (``GradScaler._unscale_grads_``), empty at module level and
+    for C++ and compiled strings. A paste cut inside that function says which messages it was about to print."""
+    function_raises: int = 0
+    """Python: how many raise, assert and check sites that function has in all, whatever their message (a dtype or
+    not): more than the rows naming it means it can also fail with a message outside the census."""
 
 
 def speaks_of_dtype_or_device(text: str) -> bool:
@@ -161,25 +167,53 @@ def mine_python(source: str, path: str, library: str, version: str) -> list[Mine
     except (SyntaxError, ValueError):
         return []
     found: list[MinedMessage] = []
+    raises: dict[str, int] = {}
 
-    def keep(node: ast.AST, kind: str, type_: str, message: ast.expr | None) -> None:
+    def keep(node: ast.AST, kind: str, type_: str, message: ast.expr | None, function: str) -> None:
+        if kind != "warn":
+            raises[function] = raises.get(function, 0) + 1
         template = _clean(_template(message) or "")
         if len(template) > 3 and speaks_of_dtype_or_device(template):
             line = getattr(node, "lineno", 0)
-            found.append(MinedMessage(library, version, f"{path}:{line}", kind, type_, template))
+            found.append(MinedMessage(library, version, f"{path}:{line}", kind, type_, template, function))
 
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            keep(node, "raise", _call_name(node.exc.func), node.exc.args[0] if node.exc.args else None)
-        elif isinstance(node, ast.Assert) and node.msg is not None:
-            keep(node, "assert", "AssertionError", node.msg)
+    for node, function in _walk_scoped(tree):
+        if isinstance(node, ast.Raise):
+            call = node.exc if isinstance(node.exc, ast.Call) else None
+            keep(
+                node,
+                "raise",
+                _call_name(call.func) if call else "",
+                call.args[0] if call and call.args else None,
+                function,
+            )
+        elif isinstance(node, ast.Assert):
+            keep(node, "assert", "AssertionError", node.msg, function)
         elif isinstance(node, ast.Call):
             name = _call_name(node.func)
             if name in _CHECK_CALLS and len(node.args) >= 2:
-                keep(node, "check", "RuntimeError", node.args[1])
+                keep(node, "check", "RuntimeError", node.args[1], function)
             elif name in _WARN_CALLS and node.args:
-                keep(node, "warn", "", node.args[0])
+                keep(node, "warn", "", node.args[0], function)
+    found = [replace(m, function_raises=raises.get(m.function, 0)) if m.function else m for m in found]
     return sorted(found, key=lambda m: int(m.site.rsplit(":", 1)[1]))
+
+
+def _walk_scoped(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
+    """Every node with the qualified name of the function it is in (``Class.method``, ``outer.<locals>.inner``
+    as Python's ``__qualname__`` writes it); empty at module or class level."""
+    todo: list[tuple[ast.AST, str, str]] = [(tree, "", "")]  # node, qualified prefix, enclosing function
+    while todo:
+        node, prefix, function = todo.pop()
+        yield node, function
+        for child in reversed(list(ast.iter_child_nodes(node))):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                todo.append((child, f"{name}.<locals>.", name))
+            elif isinstance(child, ast.ClassDef):
+                todo.append((child, f"{prefix}{child.name}.", function))
+            else:
+                todo.append((child, prefix, function))
 
 
 def mine_cxx(source: str, path: str, library: str, version: str) -> list[MinedMessage]:
@@ -269,8 +303,16 @@ def mine_artifact(artifact: Path, library: str, version: str) -> list[MinedMessa
     return found
 
 
+def _fields(row: MinedMessage) -> dict[str, object]:
+    """A row as written: the function fields only where there is a function (most rows are compiled strings)."""
+    data = asdict(row)
+    if not row.function:
+        del data["function"], data["function_raises"]
+    return data
+
+
 def _write(rows: Iterable[MinedMessage], out: io.TextIOBase | None, path: Path | None, append: bool) -> int:
-    lines = [json.dumps(asdict(row), ensure_ascii=False, sort_keys=False) for row in rows]
+    lines = [json.dumps(_fields(row), ensure_ascii=False, sort_keys=False) for row in rows]
     text = "".join(line + "\n" for line in lines)
     if path is None:
         assert out is not None

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from .configs import Config, find_embedded
+from .cut import CutInside, cut_inside
 from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
 from .observation import Note, Origin
@@ -57,6 +58,9 @@ class Incident:
     error_line_missing: bool = False
     """The paste ends inside a traceback, before its exception line, and no other line names an exception: what
     is proposed comes from the frames (and a ``raise`` shown in them) alone."""
+    cut: CutInside | None = None
+    """When the error line is missing and the last frame's function raises one known message: that message (also
+    among :attr:`error_lines`, so the entries that recognise it are proposed, at low confidence)."""
 
     @functools.cached_property
     def primary(self) -> Stack | ErrorLine | None:
@@ -224,7 +228,10 @@ def build_incident(
         # Nothing names an exception: a short paste's lines are the message itself.
         for stream in source.streams:
             lines.extend(bare_error_lines(stream.text, stream.label))
-    missing = _error_line_missing(stacks, lines)
+    missing = _error_line_missing(stacks, lines, source.text)
+    inside = cut_inside(stacks[-1]) if missing else None
+    if inside is not None:
+        lines.append(inside.error_line(stacks[-1].stream))
     lines.extend(variant_lines(stacks, lines))
     packages: dict[str, PackageVersion] = {}
     for extra in freeze:
@@ -254,15 +261,29 @@ def build_incident(
         notes=tuple(notes),
         root_rank=_root_rank(source.text),
         error_line_missing=missing,
+        cut=inside,
         skipped_tracebacks=skipped,
     )
 
 
-def _error_line_missing(stacks: list[Stack], lines: list[ErrorLine]) -> bool:
-    """The last traceback was cut before its exception line, and no other line shows the error (typed or not)."""
+def _error_line_missing(stacks: list[Stack], lines: list[ErrorLine], text: str = "") -> bool:
+    """The last traceback was cut before its exception line, and no other line shows the error (typed or not).
+
+    An untyped line that is only the traceback again (a frame's header, or the code line under one, behind a log
+    prefix such as ``container | 2024-02-20 | ERROR | stderr |``) shows no error."""
     if not stacks or stacks[-1].error_line:
         return False
-    return not any(s.error_line for s in stacks) and not lines
+
+    def frames_again(line: ErrorLine) -> bool:
+        if line.exc_type or "\n" in line.message:
+            return not line.exc_type and all(frames_again(ErrorLine("", part, "")) for part in line.message.split("\n"))
+        if 'File "' in line.message:
+            return True
+        at = text.find(line.message)
+        before = text[text.rfind("\n", 0, max(at - 1, 0)) + 1 : max(at - 1, 0)] if at > 0 else ""
+        return 'File "' in before
+
+    return not any(s.error_line for s in stacks) and all(frames_again(line) for line in lines)
 
 
 _ROOT_CAUSE = lazy_regex(r"Root Cause \(first observed failure\):\s*\n(?:.*\n){0,6}?\s*rank\s*:\s*(?P<rank>\d+)")
