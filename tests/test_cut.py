@@ -1,0 +1,82 @@
+"""A paste cut inside a library function: the message that function raises (census/raises.json, matcher/cut.py).
+
+The logs are real pastes from the development samples (tests/blind27, tests/blind28b), used as posted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from dtypefix.cli.markdown import format_report
+from dtypefix.kbtools.census import load_mined, raise_index
+from dtypefix.matcher import explain
+from dtypefix.matcher.cut import cut_inside, load_index
+from dtypefix.matcher.traceback import parse_stacks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _log(sample: str) -> str:
+    data = yaml.safe_load((ROOT / "tests" / f"{sample}.yaml").read_text(encoding="utf-8"))
+    return str(data["log"])
+
+
+def test_miner_records_the_enclosing_function() -> None:
+    rows = [r for r in load_mined(ROOT / "census" / "mined") if r.site.startswith("vllm/worker/worker.py:")]
+    (check,) = [r for r in rows if r.template.startswith("Bfloat16 is only supported")]
+    assert (check.version, check.function, check.function_raises) == ("0.3.2", "_check_if_gpu_supports_dtype", 1)
+    scaler = [r for r in load_mined(ROOT / "census" / "mined") if r.template == "Attempting to unscale FP16 gradients."]
+    assert {r.function for r in scaler} == {"GradScaler._unscale_grads_", "ShardedGradScaler._unscale_grads_"}
+
+
+def test_index_is_what_the_mined_data_says() -> None:
+    shipped = json.loads((ROOT / "census" / "raises.json").read_text(encoding="utf-8"))
+    assert shipped == load_index()
+    assert shipped == raise_index(load_mined(ROOT / "census" / "mined"))
+    (message,) = shipped["vllm/worker/worker.py"]["_check_if_gpu_supports_dtype"]
+    assert message[0] == "ValueError" and message[1].startswith("Bfloat16 is only supported on GPUs")
+    # _unscale_grads_ also raises an assertion about its parameters (torch 2.13): a cut there says nothing
+    assert "_unscale_grads_" not in shipped.get("torch/amp/grad_scaler.py", {})
+
+
+def test_cut_inside_the_bf16_check_proposes_its_entries_at_low() -> None:
+    # https://github.com/netease-youdao/QAnything/issues/128: the paste stops at the frame header of vLLM's check,
+    # each line behind docker compose's prefix
+    report = explain(_log("blind27/qanything-128"))
+    cut = report.incident.cut
+    assert report.incident.error_line_missing
+    assert cut is not None and cut.function == "_check_if_gpu_supports_dtype" and not cut.at_raise
+    assert report.matches and all(m.confidence == "low" for m in report.matches)
+    assert report.matches[0].entry.id == "DTF150"  # bf16 on a GPU older than Ampere
+    english = format_report(report, "en")
+    assert "stops inside `_check_if_gpu_supports_dtype`" in english
+    assert "Bfloat16 is only supported on GPUs" in english
+    chinese = format_report(report, "zh")
+    assert "停在 `_check_if_gpu_supports_dtype` 里面" in chinese
+    assert "stops inside" not in chinese and "the paste" not in chinese
+
+
+def test_cut_inside_a_function_that_raises_more_stays_silent() -> None:
+    # https://github.com/2U1/Qwen2-VL-Finetune/issues/184: stops in GradScaler.unscale_, which also raises
+    # "unscale_() has already been called ..." (no dtype): the frame could be raising that
+    log = _log("blind28b/qwenvl-ft-184")
+    (stack,) = parse_stacks(log)
+    assert stack.frames[-1].function == "unscale_" and not stack.error_line
+    assert cut_inside(stack) is None
+    assert explain(log).incident.cut is None
+
+
+def test_look_alike_paths_and_a_complete_traceback_get_nothing() -> None:
+    header = 'Traceback (most recent call last):\n  File "/home/user/myproject/worker.py", line 12, in <module>\n'
+    own = header + '  File "/home/user/myproject/worker.py", line 231, in _check_if_gpu_supports_dtype\n'
+    assert explain(own).incident.cut is None  # the user's own function of that name, not vLLM's
+    vllm = header + (
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 231, in '
+        "_check_if_gpu_supports_dtype\n"
+    )
+    assert explain(vllm).incident.cut is not None
+    complete = vllm + "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n"
+    assert explain(complete).incident.cut is None  # the error line is there: nothing to guess
