@@ -10,8 +10,9 @@ The guess is made only when it cannot be another message:
 
 - the function has no raise, assert or check site but its dtype / device messages in any release mined (else a
   shape check or a message outside the census could equally be the one raised: the index leaves it out), and
-- it has one such message (the same wording in every release mined), or the frame's code line is the raise and
-  its literal text, or its exception type, leaves one.
+- the frame's code line is not shown (the paste stops at its header), and the function has one such message (the
+  same wording in every release mined); or the code line is the raise, and its literal text, or its exception
+  type, leaves one. A code line that is anything else was a call whose own frames the cut removed.
 
 Anything else stays silent: two messages may lead to different entries.
 """
@@ -97,6 +98,8 @@ def cut_inside(stack: Stack, index: Index | None = None) -> CutInside | None:
         return None
     code = frame.code.strip()
     at_raise = bool(_RAISES.match(code))
+    if code and not at_raise:
+        return None  # the frame was running another line (a call): the error may come from the frames cut below it
     if at_raise:
         typed = _RAISED_TYPE.match(code)
         named = [m for m in messages if any(literal in code for literal in _literals(m[1]))]

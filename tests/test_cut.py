@@ -78,5 +78,9 @@ def test_look_alike_paths_and_a_complete_traceback_get_nothing() -> None:
         "_check_if_gpu_supports_dtype\n"
     )
     assert explain(vllm).incident.cut is not None
+    calling = vllm + "    compute_capability = torch.cuda.get_device_capability()\n"
+    assert explain(calling).incident.cut is None  # the frame was in a call: the error may be the callee's
+    raising = vllm + "    raise ValueError(\n"
+    assert explain(raising).incident.cut is not None  # the raise itself, its message on the lines below
     complete = vllm + "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n"
     assert explain(complete).incident.cut is None  # the error line is there: nothing to guess
