@@ -25,7 +25,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .packages import PackageVersion
-from .traceback import Frame
+from .traceback import FRAME, Frame
 
 __all__ = [
     "DB_NAME",
@@ -251,7 +251,8 @@ def _text_releases(row: dict[str, Any], frame: Frame, count: int) -> list[int]:
 
 
 def _hashes_at(row: dict[str, Any], release: int, count: int) -> list[int]:
-    """The line hashes of the file as ``release`` has it (inside the changed functions; 0 elsewhere)."""
+    """The line hashes of the file as ``release`` has it (for the largest libraries, inside the changed functions
+    only; 0 elsewhere)."""
     for first, after, hashes in _versions(row, count):
         if first <= release < after:
             return list(hashes or [])
@@ -353,8 +354,9 @@ def _installed(
 ) -> _Installed | None:
     """The installed release of a library: the input's version, else the releases every frame's line matches.
 
-    Frames in unchanged code carry no line hashes (the index keeps them for changed functions only), so the frames
-    that do are combined: the releases all of them match, or the innermost one's when they disagree.
+    Frames in files without a dtype change carry no line hashes (nor, for the largest libraries, frames outside the
+    changed functions), so the frames that do are combined: the releases all of them match, or the innermost one's
+    when they disagree.
     """
     releases = list(lib.releases)
     source = "lines"
@@ -371,6 +373,12 @@ def _installed(
     if matching:
         return _Installed(max(matching), releases[max(matching)], source, tuple(matching))
     return None
+
+
+def _not_before(state: _Installed, release: int | None) -> _Installed | None:
+    """``state`` with its matching releases limited to ``release`` and later; None when none is left."""
+    keep = tuple(m for m in state.matching if release is None or m >= release)
+    return replace(state, at=max(keep), matching=keep) if keep else None
 
 
 def _unreleased(version: str) -> bool:
@@ -529,9 +537,22 @@ def _after(release: str, installed: str) -> bool:
 
 
 def best_change(frame: FrameHistory) -> Change:
-    """The change closest to the failing line; among equals one surely after the installed release (not one inside
-    the range the lines match), then the earliest."""
-    return min(frame.changes, key=lambda c: (_RANK[c.closeness], not _after(c.release, frame.installed)))
+    """The change closest to the failing line; among equals one surely after the installed release, the earliest
+    (the first release that changed it). Among changes inside the range the lines match, the latest: the user may
+    run any release of the range, and the later a change, the likelier they lack it."""
+    rank = min((_RANK[c.closeness], not _after(c.release, frame.installed)) for c in frame.changes)
+    equal = [c for c in frame.changes if (_RANK[c.closeness], not _after(c.release, frame.installed)) == rank]
+    if len(equal) == 1:
+        return equal[0]
+    pick = max if rank[1] else min
+    return pick(equal, key=lambda c: _version(c.release))
+
+
+def _version(release: str) -> Version:
+    try:
+        return Version(release)
+    except InvalidVersion:
+        return Version("0")
 
 
 def shown(history: tuple[FrameHistory, ...], count: int = 2) -> tuple[FrameHistory, ...]:
@@ -544,21 +565,49 @@ def shown(history: tuple[FrameHistory, ...], count: int = 2) -> tuple[FrameHisto
     return tuple(history[i] for i in order[:count])
 
 
+def _with_source(frames: tuple[Frame, ...], text: str) -> tuple[Frame, ...]:
+    """The frames, each with the source line printed under it where the traceback reader found none.
+
+    A paste that starts its frame lines at column 0 indents their source lines by two spaces, not four
+    (``File "...", line 504, in update_step`` then ``  F.optimizer_update_8bit_blockwise(``); the reader takes only
+    a four-space line for source. A line indented deeper than its frame line (after the same prefix) is one.
+    """
+    out: list[Frame] = []
+    for frame in frames:
+        at = text.find(f'File "{frame.file}", line {frame.line}') if text and not frame.code else -1
+        end = text.find("\n", at) if at >= 0 else -1
+        if end < 0:
+            out.append(frame)
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        tag, lead = text[start:at].rstrip(), at - start - len(text[start:at].rstrip())
+        after = text.find("\n", end + 1)
+        below = text[end + 1 : after if after >= 0 else len(text)]
+        rest = below[len(tag) :] if below.startswith(tag) else ""
+        depth = len(rest) - len(rest.lstrip())
+        code = rest.strip()
+        if depth > lead and code and not FRAME.match(rest):
+            frame = replace(frame, code=code)
+        out.append(frame)
+    return tuple(out)
+
+
 def fix_history(
-    frames: Iterable[Frame], versions: Mapping[str, PackageVersion], folder: str = ""
+    frames: Iterable[Frame], versions: Mapping[str, PackageVersion], folder: str = "", text: str = ""
 ) -> tuple[FrameHistory, ...]:
     """For each library frame (innermost first), the later releases that changed its function's dtype handling.
 
     ``frames`` are in printed order (outermost first), as a :class:`~dtypefix.matcher.traceback.Stack` holds
     them. A frame whose own function never changed gets the later changes of the functions next to it in its file
     (closeness ``file``, low confidence). Nothing when nothing changed. A frame in a source checkout rather than
-    site-packages is answered only when its library's line texts match a release.
+    site-packages is answered only when its library's line texts match a release. ``text`` (the input the frames
+    were read from) gives the source line of a frame the reader left without one.
     """
     index = open_index(folder)
     if index is None:
         return ()
     located: list[tuple[Frame, str, str, bool, dict[str, Any] | None]] = []
-    for frame in reversed(tuple(frames)):
+    for frame in reversed(_with_source(tuple(frames), text)):
         place = _locate(frame, index.packages)
         if place is not None:
             located.append((frame, *place, index.file(place[0], place[1])))
@@ -574,6 +623,10 @@ def fix_history(
             # A development build (0.11.2.dev0) lies between releases: when its version finds nothing, the
             # release its frames' lines match may.
             state = _installed(index.libraries[library], rows, None)
+            if state is not None and state.source == "text":
+                # Text found at other line numbers is weak evidence: it cannot outrank the stated version, whose
+                # code is at least that of the release before it.
+                state = _not_before(state, _release_index(list(index.libraries[library].releases), given.version))
             from_lines[library] = None if state is None or (checkout and not state.matching) else state
     out = _answers(index, located, installed)
     retry = {lib: state for lib, state in from_lines.items() if not any(f.library == lib for f in out)}
