@@ -502,7 +502,8 @@ def _frame_history(
                 close = _closeness(event, probe, span, hashes)
                 sure = event["r"] > at
                 changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner and sure), "low")))
-    elif not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"]):
+    if not changes and (function or not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"])):
+        # The failing function has no later dtype change (or never had one): the fix may be in a helper beside it.
         changes = _neighbours(row, frame, since, releases)
     if not changes:
         return None

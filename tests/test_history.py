@@ -526,3 +526,35 @@ def test_releases_newer_than_the_mirror_come_from_their_wheels(tmp_path: Path) -
     assert index["releases"] == ["1.0.0", "1.1.0", "1.2.0"]
     events = index["files"]["fixlib/ops.py"]["e"]
     assert [(e["r"], e.get("pr", 0)) for e in events] == [(1, 42), (2, 0)]
+
+
+_H1 = """import torch
+
+
+def helper(x):
+    return x.float()
+
+
+def step(x, w):
+    y = helper(x)
+    return torch.matmul(y, w)
+"""
+# 1.1.0 casts w in step; 1.2.0 stops helper upcasting (the later change is beside step, not in it).
+_H11 = _H1.replace("torch.matmul(y, w)", "torch.matmul(y, w.to(y.dtype))")
+_H12 = _H11.replace("return x.float()", "return x.to(torch.bfloat16)")
+
+
+def test_a_function_whose_own_changes_are_all_installed_gets_a_later_change_beside_it(tmp_path: Path) -> None:
+    archives = {}
+    for version, text in (("1.0.0", _H1), ("1.1.0", _H11), ("1.2.0", _H12)):
+        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/step.py", text)
+        archives[version] = path
+    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    code = "return torch.matmul(y, w.to(y.dtype))"
+    frame = Frame("/venv/site-packages/fixlib/step.py", _line(_H11, code), "step", code)
+    have = {"fixlib": PackageVersion("fixlib", "1.1.0", "freeze")}
+    (found,) = fix_history([frame], have, folder=str(tmp_path))
+    (change,) = found.changes
+    assert (change.release, change.function, change.closeness, change.confidence) == ("1.2.0", "helper", "file", "low")
