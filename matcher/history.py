@@ -480,6 +480,41 @@ def _renumbered(row: dict[str, Any], frame: Frame, at: int, count: int) -> Frame
     return frame
 
 
+def _followed(
+    row: dict[str, Any], code: str, function: str, changes: list[Change], releases: list[str], inner: bool
+) -> list[Change]:
+    """The changes, where a release that "changed the failing line" only moved it into a helper, corrected.
+
+    A refactor replaces the failing line with a call (peft 0.4.0: ``merge_and_unload`` became
+    ``return self._unload_and_optionally_merge()``) while the same line lives on in the helper until a later
+    release changes it there. Such a change did not change the line: it becomes a change elsewhere in the
+    function, and the helper's later change of that very line is added as the change to the line.
+    """
+    if len(code) < _MIN_TEXT:
+        return changes
+    wanted = line_hash(code)
+    out: list[Change] = []
+    added: list[Change] = []
+    for change in changes:
+        if change.closeness != "line" or change.release not in releases:
+            out.append(change)
+            continue
+        moved = releases.index(change.release)
+        hashes = _hashes_at(row, moved, len(releases))
+        rows = [n for n, h in enumerate(hashes, 1) if h == wanted]
+        if not rows or len(rows) < _hashes_at(row, moved - 1, len(releases)).count(wanted):
+            out.append(change)  # the line is gone (from here at least: the same text elsewhere is another line)
+            continue
+        out.append(replace(change, closeness="function", confidence="low"))
+        spans = _span_at(row, moved)
+        holders = {n for n, (a, b) in spans.items() if n != function and any(a <= r <= b for r in rows)}
+        later = [e for e in row["e"] if e["f"] in holders and e["r"] > moved and code in e["old"]]
+        if later:
+            first = min(later, key=lambda e: int(e["r"]))
+            added.append(_change(first, releases, "line", _CONFIDENCE.get(("line", inner), "low")))
+    return out + added
+
+
 def _frame_history(
     frame: Frame, lib: _Library, path: str, row: dict[str, Any], installed: _Installed, inner: bool
 ) -> FrameHistory | None:
@@ -502,6 +537,7 @@ def _frame_history(
                 close = _closeness(event, probe, span, hashes)
                 sure = event["r"] > at
                 changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner and sure), "low")))
+        changes = _followed(row, probe.code.strip(), function, changes, releases, inner and at >= 0)
     if not changes and (function or not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"])):
         # The failing function has no later dtype change (or never had one): the fix may be in a helper beside it.
         changes = _neighbours(row, frame, since, releases)

@@ -558,3 +558,39 @@ def test_a_function_whose_own_changes_are_all_installed_gets_a_later_change_besi
     (found,) = fix_history([frame], have, folder=str(tmp_path))
     (change,) = found.changes
     assert (change.release, change.function, change.closeness, change.confidence) == ("1.2.0", "helper", "file", "low")
+
+
+_R1 = """def merge(x):
+    if x.dtype == "fp16":
+        raise ValueError("cannot merge fp16 weights")
+    return x
+"""
+# 1.1.0 moves the check, unchanged, into a helper (a refactor: the failing line lives on); 1.2.0 fixes it there.
+_R11 = """def merge(x):
+    return _merge(x)
+
+
+def _merge(x):
+    if x.dtype == "fp16":
+        raise ValueError("cannot merge fp16 weights")
+    return x
+"""
+_R12 = _R11.replace('raise ValueError("cannot merge fp16 weights")', "x = x.to(torch.float32)")
+
+
+def test_a_refactor_that_moved_the_failing_line_is_not_the_change_to_it(tmp_path: Path) -> None:
+    archives = {}
+    for version, text in (("1.0.0", _R1), ("1.1.0", _R11), ("1.2.0", _R12)):
+        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/merge.py", text)
+        archives[version] = path
+    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    code = 'raise ValueError("cannot merge fp16 weights")'
+    frame = Frame("/venv/site-packages/fixlib/merge.py", _line(_R1, code), "merge", code)
+    (found,) = fix_history([frame], {}, folder=str(tmp_path))
+    assert [(c.release, c.function, c.closeness) for c in found.changes] == [
+        ("1.1.0", "merge", "function"),
+        ("1.2.0", "_merge", "line"),
+    ]
+    assert best_change(found).release == "1.2.0"
