@@ -41,15 +41,20 @@ _WORDS: dict[str, tuple[str, str]] = {
     ),
     "file": (
         "{lib} {release} changed the dtype handling of `{function}`, next to `{failed}` in the same file: {code}{pr} "
-        "— {have}; a weaker lead: this code did not change, a helper beside it did.",
+        "— {have}; a weaker lead: `{failed}` itself has no later dtype change, a function beside it has.",
         "{lib} {release} 改了同一文件中紧挨 `{failed}` 的 `{function}` 的 dtype 处理：{code}{pr}——{have}；"
-        "出错的代码本身没改，改的是它旁边的函数，线索较弱。",
+        "出错的函数本身之后没再改过 dtype 处理，改的是它旁边的函数，线索较弱。",
     ),
     "removed": ("removed {code}", "删除了 {code}"),
     "moved": (" (the code has since moved to `{path}`)", "（这段代码之后移到了 `{path}`）"),
     "what": (
         "A change to this code's dtype/device handling in a later release, likely the fix (confidence: {conf}).",
         "这是后续版本对这段代码 dtype/设备处理的改动，很可能就是修复（置信度：{conf}）。",
+    ),
+    "what.file": (
+        "A later release's change to the code beside the failing function, not to it: a lead to check, not a likely "
+        "fix (confidence: {conf}).",
+        "这是后续版本对出错函数旁边的代码（而不是出错函数本身）的改动：值得一查的线索，未必就是修复（置信度：{conf}）。",
     ),
     "have.versions": ("you have {version}", "你装的是 {version}"),
     "have.lines": (
@@ -142,7 +147,8 @@ def history_lines(report: Report, lang: str, *, brief: bool = False) -> list[str
     for frame in first:
         lines.append(f"- {_sentence(frame, best_change(frame), lang)}")
     top = best_change(first[0])
-    lines += ["", _w("what", lang, conf=_w(top.confidence, lang)), ""]
+    what = "what.file" if top.closeness == "file" else "what"
+    lines += ["", _w(what, lang, conf=_w(top.confidence, lang)), ""]
     return lines
 
 

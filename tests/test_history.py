@@ -558,6 +558,11 @@ def test_a_function_whose_own_changes_are_all_installed_gets_a_later_change_besi
     (found,) = fix_history([frame], have, folder=str(tmp_path))
     (change,) = found.changes
     assert (change.release, change.function, change.closeness, change.confidence) == ("1.2.0", "helper", "file", "low")
+    # a lead beside the failing function is never worded as the likely fix
+    en = "\n".join(history_lines(Report(incident_from(""), (), history=(found,)), "en"))
+    zh = "\n".join(history_lines(Report(incident_from(""), (), history=(found,)), "zh"))
+    assert "not a likely fix" in en and "likely the fix" not in en
+    assert "未必就是修复" in zh and "很可能就是修复" not in zh
 
 
 _R1 = """def merge(x):
