@@ -57,6 +57,11 @@ _WORDS: dict[str, tuple[str, str]] = {
         "这是后续版本对出错函数旁边的代码（而不是出错函数本身）的改动：值得一查的线索，未必就是修复（置信度：{conf}）。",
     ),
     "have.versions": ("you have {version}", "你装的是 {version}"),
+    "have.minor": (
+        "you have {version}, and the index keeps only the last patch of each minor release: {version} may already "
+        "have this change",
+        "你装的是 {version}；索引只收每个小版本的最后一个补丁版本，这处改动可能 {version} 里已经有了",
+    ),
     "have.lines": (
         "no version given, and the lines in this traceback match {lib} {range}",
         "输入里没有版本号，traceback 中的代码行与 {lib} {range} 一致",
@@ -116,7 +121,7 @@ def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
     if frame.installed_from in ("lines", "text"):
         have = _w(f"have.{frame.installed_from}", lang, lib=frame.library, range=_range(frame))
     else:
-        have = _w("have.versions", lang, version=frame.installed)
+        have = _w("have.versions" if change.sure else "have.minor", lang, version=frame.installed)
     moved = _w("moved", lang, path=change.moved_to) if change.moved_to else ""
     return _w(
         change.closeness,

@@ -120,6 +120,8 @@ _VLLM = (
 """The last patch of each minor release that has a Linux x86-64 wheel for Python 3.11 on the package index (0.12 to
 0.21 have none there)."""
 _TORCH = (
+    "2.0.1",
+    "2.1.2",
     "2.2.2",
     "2.3.1",
     "2.4.1",
@@ -167,7 +169,7 @@ LIBRARIES: tuple[Library, ...] = (
     Library(
         "torch",
         "torch",
-        "2.2.0",
+        "2.0.0",
         only=("nn", "amp", "cuda/amp", "distributed", "optim", "_tensor.py", "autocast_mode.py"),
         versions=_TORCH,
         every_line=False,
@@ -655,7 +657,7 @@ def _pip_download(lib: Library, version: str, cache: Path) -> None:
     base = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"{lib.dist}=={version}", "-d", str(target)]
     extra = ["--only-binary", ":all:", "--python-version", "3.11"]
     if lib.dist == "torch":
-        extra += ["--platform", "macosx_11_0_arm64"]
+        extra += ["--platform", "macosx_11_0_arm64", "--platform", "macosx_14_0_arm64"]  # 2.12 on: macOS 14
     elif lib.dist == "vllm":
         extra += ["--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64"]
     subprocess.run([*base, *extra], check=False, capture_output=True)

@@ -74,6 +74,10 @@ class Change:
     moved_to: str = ""
     """The file the change is in when the code moved after the installed release (``diffusers/models/unets/...``);
     empty when it is the frame's own file."""
+    sure: bool = True
+    """Whether the change is surely later than the installed release; False when the user may already have it: it
+    lies inside the range of releases the traceback's lines match, or (an index that keeps only the last patch of
+    each minor release) in the indexed patch of the installed release's own minor."""
 
 
 @dataclass(frozen=True)
@@ -392,7 +396,9 @@ def _unreleased(version: str) -> bool:
     return parsed.is_devrelease or parsed.is_prerelease
 
 
-def _change(event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "") -> Change:
+def _change(
+    event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "", sure: bool = True
+) -> Change:
     return Change(
         releases[event["r"]],
         str(event["f"]),
@@ -403,6 +409,7 @@ def _change(event: dict[str, Any], releases: list[str], close: str, confidence: 
         close,
         confidence,
         moved_to,
+        sure,
     )
 
 
@@ -447,7 +454,7 @@ def _moved(
     return _answer(lib.name, path, frame, installed, releases, changes)
 
 
-def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str]) -> list[Change]:
+def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str], after: int) -> list[Change]:
     """Later dtype changes of other functions in the frame's file that lie next to the failing line.
 
     Used only when the frame's own function never changed: the fix of a dtype bug often lands in the helper that
@@ -464,7 +471,7 @@ def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str])
         if distance <= _NEIGHBOUR and (event["f"] not in nearest or distance < nearest[event["f"]][0]):
             nearest[event["f"]] = (distance, event)
     ordered = sorted(nearest.values(), key=lambda pair: pair[0])
-    return [_change(event, releases, "file", "low") for _, event in ordered[:2]]
+    return [_change(event, releases, "file", "low", sure=event["r"] > after) for _, event in ordered[:2]]
 
 
 def _renumbered(row: dict[str, Any], frame: Frame, at: int, count: int) -> Frame:
@@ -481,7 +488,7 @@ def _renumbered(row: dict[str, Any], frame: Frame, at: int, count: int) -> Frame
 
 
 def _followed(
-    row: dict[str, Any], code: str, function: str, changes: list[Change], releases: list[str], inner: bool
+    row: dict[str, Any], code: str, function: str, changes: list[Change], releases: list[str], inner: bool, after: int
 ) -> list[Change]:
     """The changes, where a release that "changed the failing line" only moved it into a helper, corrected.
 
@@ -511,7 +518,8 @@ def _followed(
         later = [e for e in row["e"] if e["f"] in holders and e["r"] > moved and code in e["old"]]
         if later:
             first = min(later, key=lambda e: int(e["r"]))
-            added.append(_change(first, releases, "line", _CONFIDENCE.get(("line", inner), "low")))
+            sure = first["r"] > after
+            added.append(_change(first, releases, "line", _CONFIDENCE.get(("line", inner and sure), "low"), sure=sure))
     return out + added
 
 
@@ -526,6 +534,7 @@ def _frame_history(
     # failing line itself stayed the same) may be one they lack; it is named, with low confidence, and the words
     # state the range.
     since = min(installed.matching) if installed.source in ("lines", "text") else at
+    after = at + 1 if installed.source == "versions" and _own_minor_next(releases, at, installed.version) else at
     probe = _renumbered(row, frame, at, len(releases)) if installed.source == "text" else frame
     function = _function_at(row, probe, at)
     changes: list[Change] = []
@@ -535,15 +544,31 @@ def _frame_history(
         for event in row["e"]:
             if event["f"] == function and event["r"] > since:
                 close = _closeness(event, probe, span, hashes)
-                sure = event["r"] > at
-                changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner and sure), "low")))
-        changes = _followed(row, probe.code.strip(), function, changes, releases, inner and at >= 0)
+                sure = event["r"] > after
+                confidence = _CONFIDENCE.get((close, inner and sure), "low")
+                changes.append(_change(event, releases, close, confidence, sure=sure))
+        changes = _followed(row, probe.code.strip(), function, changes, releases, inner and at >= 0, after)
     if not changes and (function or not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"])):
         # The failing function has no later dtype change (or never had one): the fix may be in a helper beside it.
-        changes = _neighbours(row, frame, since, releases)
+        changes = _neighbours(row, frame, since, releases, after)
     if not changes:
         return None
     return _answer(lib.name, path, frame, installed, releases, changes)
+
+
+def _own_minor_next(releases: list[str], at: int, version: str) -> bool:
+    """Whether the stated version is not itself indexed and the next indexed release is a later patch of its minor.
+
+    torch and vLLM are indexed at the last patch of each minor release: a change first seen in 2.1.2 may have been
+    made in 2.1.0 already, so for someone on 2.1.0 it is not surely later.
+    """
+    if at + 1 >= len(releases):
+        return False
+    try:
+        stated, following = Version(version.split("+", 1)[0]), Version(releases[at + 1])
+    except InvalidVersion:
+        return False
+    return stated < following and stated.release[:2] == following.release[:2]
 
 
 def _answer(
@@ -566,19 +591,12 @@ def _answer(
 _RANK = {"line": 0, "near": 1, "function": 2, "file": 3}
 
 
-def _after(release: str, installed: str) -> bool:
-    try:
-        return Version(release) > Version(installed.split("+", 1)[0])
-    except InvalidVersion:
-        return True
-
-
 def best_change(frame: FrameHistory) -> Change:
     """The change closest to the failing line; among equals one surely after the installed release, the earliest
     (the first release that changed it). Among changes inside the range the lines match, the latest: the user may
     run any release of the range, and the later a change, the likelier they lack it."""
-    rank = min((_RANK[c.closeness], not _after(c.release, frame.installed)) for c in frame.changes)
-    equal = [c for c in frame.changes if (_RANK[c.closeness], not _after(c.release, frame.installed)) == rank]
+    rank = min((_RANK[c.closeness], not c.sure) for c in frame.changes)
+    equal = [c for c in frame.changes if (_RANK[c.closeness], not c.sure) == rank]
     if len(equal) == 1:
         return equal[0]
     pick = max if rank[1] else min

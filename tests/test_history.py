@@ -599,3 +599,24 @@ def test_a_refactor_that_moved_the_failing_line_is_not_the_change_to_it(tmp_path
         ("1.2.0", "_merge", "line"),
     ]
     assert best_change(found).release == "1.2.0"
+
+
+def test_a_change_in_the_indexed_patch_of_the_installed_minor_is_not_surely_later(tmp_path: Path) -> None:
+    """An index that keeps the last patch of each minor (torch, vLLM): for 1.1.0, a change first seen in 1.1.2 may be
+    in 1.1.0 already; for 1.0.5 it is surely later."""
+    archives = {}
+    for version, text in (("1.0.3", _V1), ("1.1.2", _V11)):
+        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/ops.py", text)
+        archives[version] = path
+    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    same_minor = {"fixlib": PackageVersion("fixlib", "1.1.0", "freeze")}
+    (found,) = fix_history([_FRAME], same_minor, folder=str(tmp_path))
+    (change,) = found.changes
+    assert (change.release, change.sure, change.confidence) == ("1.1.2", False, "medium")  # its very line
+    en = "\n".join(history_lines(Report(incident_from(""), (), history=(found,)), "en"))
+    assert "1.1.0 may already have this change" in en
+    older = {"fixlib": PackageVersion("fixlib", "1.0.5", "freeze")}
+    (found,) = fix_history([_FRAME], older, folder=str(tmp_path))
+    assert (found.changes[0].sure, found.changes[0].confidence) == (True, "high")
