@@ -457,7 +457,8 @@ def _moved(
 def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str], after: int) -> list[Change]:
     """Later dtype changes of other functions in the frame's file that lie next to the failing line.
 
-    Used only when the frame's own function never changed: the fix of a dtype bug often lands in the helper that
+    Used only when the frame's own function has no later change (it never changed, or its changes are all
+    installed): the fix of a dtype bug often lands in the helper that
     built the tensor (a buffer cast in ``__init__``, a ``_prepare`` method) rather than where it failed. Nearest
     first, one change per function, always low confidence.
     """
@@ -653,8 +654,8 @@ def fix_history(
     """For each library frame (innermost first), the later releases that changed its function's dtype handling.
 
     ``frames`` are in printed order (outermost first), as a :class:`~dtypefix.matcher.traceback.Stack` holds
-    them. A frame whose own function never changed gets the later changes of the functions next to it in its file
-    (closeness ``file``, low confidence). Nothing when nothing changed. A frame in a source checkout rather than
+    them. A frame whose own function has no later change gets the later changes of the functions next to it in its
+    file (closeness ``file``, low confidence). Nothing when nothing changed. A frame in a source checkout rather than
     site-packages is answered only when its library's line texts match a release. ``text`` (the input the frames
     were read from) gives the source line of a frame the reader left without one.
     """
