@@ -458,9 +458,9 @@ def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str],
     """Later dtype changes of other functions in the frame's file that lie next to the failing line.
 
     Used only when the frame's own function has no later change (it never changed, or its changes are all
-    installed): the fix of a dtype bug often lands in the helper that
-    built the tensor (a buffer cast in ``__init__``, a ``_prepare`` method) rather than where it failed. Nearest
-    first, one change per function, always low confidence.
+    installed): the fix of a dtype bug often lands in the helper that built the tensor (a buffer cast in
+    ``__init__``, a ``_prepare`` method) rather than where it failed. Nearest first, one change per function,
+    always low confidence.
     """
     spans = _span_at(row, max(at, 0))
     nearest: dict[str, tuple[int, dict[str, Any]]] = {}
