@@ -104,6 +104,16 @@ _VLLM = (
     "0.9.2",
     "0.10.2",
     "0.11.2",
+    "0.12.0",
+    "0.13.0",
+    "0.14.1",
+    "0.15.1",
+    "0.16.0",
+    "0.17.1",
+    "0.18.1",
+    "0.19.1",
+    "0.20.2",
+    "0.21.0",
     "0.22.1",
     "0.23.0",
     "0.24.0",
@@ -117,8 +127,7 @@ _VLLM = (
     "0.32.0",
     "0.33.0",
 )
-"""The last patch of each minor release that has a Linux x86-64 wheel for Python 3.11 on the package index (0.12 to
-0.21 have none there)."""
+"""The last patch of each minor release (Linux x86-64 wheels; from 0.12 on they are tagged manylinux_2_31)."""
 _TORCH = (
     "2.0.1",
     "2.1.2",
@@ -164,7 +173,7 @@ LIBRARIES: tuple[Library, ...] = (
         "0.6.0",
         versions=_VLLM,
         every_line=False,
-        note="last patch of each minor release only (vLLM wheels are 200-400 MB each); 0.12-0.21 not indexed (no Linux x86-64 wheel for Python 3.11 on the package index)",
+        note="last patch of each minor release only (vLLM wheels are 200-400 MB each)",
     ),
     Library(
         "torch",
@@ -659,7 +668,8 @@ def _pip_download(lib: Library, version: str, cache: Path) -> None:
     if lib.dist == "torch":
         extra += ["--platform", "macosx_11_0_arm64", "--platform", "macosx_14_0_arm64"]  # 2.12 on: macOS 14
     elif lib.dist == "vllm":
-        extra += ["--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64"]
+        extra += ["--platform", "manylinux_2_31_x86_64", "--platform", "manylinux_2_28_x86_64"]
+        extra += ["--platform", "manylinux2014_x86_64"]
     subprocess.run([*base, *extra], check=False, capture_output=True)
 
 
