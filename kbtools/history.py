@@ -93,8 +93,8 @@ class Library:
     every_line: bool = True
     """Keep the hash of every line of a file that had a dtype change, so that a frame in a function that never
     changed (the usual case: the bug sits in a helper that did) still says which releases it can be running.
-    False for the libraries whose index is largest (transformers, vllm, torch, unsloth): only the changed
-    functions' lines are kept there."""
+    False for transformers and vLLM (the largest indexes) and unsloth (whose monthly releases are picked from a list
+    made by hand, so a refresh does not rebuild it): only the changed functions' lines are kept there."""
 
 
 _VLLM = (
@@ -181,7 +181,6 @@ LIBRARIES: tuple[Library, ...] = (
         "2.0.0",
         only=("nn", "amp", "cuda/amp", "distributed", "optim", "_tensor.py", "autocast_mode.py"),
         versions=_TORCH,
-        every_line=False,
         note="last patch of each minor release; Python files of nn, amp, distributed, optim (macOS arm64 wheels)",
     ),
 )
