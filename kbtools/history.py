@@ -670,6 +670,9 @@ def _pip_download(lib: Library, version: str, cache: Path) -> None:
         extra += ["--platform", "manylinux_2_31_x86_64", "--platform", "manylinux_2_28_x86_64"]
         extra += ["--platform", "manylinux2014_x86_64"]
     subprocess.run([*base, *extra], check=False, capture_output=True)
+    if version not in _archives(lib, cache):
+        # DeepSpeed publishes sdists only: pip prepares their metadata, which works without torch for most.
+        subprocess.run([*base, "--no-binary", ":all:"], check=False, capture_output=True)
 
 
 def build_from_git(

@@ -379,6 +379,12 @@ def _installed(
     return None
 
 
+def _beyond(state: _Installed, lib: _Library) -> bool:
+    """An installed package whose lines match no release at their numbers, while their text is the newest indexed
+    release's: it may be a release newer than the index, which has every change the text range holds."""
+    return state.source == "text" and bool(state.matching) and max(state.matching) == len(lib.releases) - 1
+
+
 def _not_before(state: _Installed, release: int | None) -> _Installed | None:
     """``state`` with its matching releases limited to ``release`` and later; None when none is left."""
     keep = tuple(m for m in state.matching if release is None or m >= release)
@@ -674,6 +680,8 @@ def fix_history(
         given = versions.get(library)
         checkout = not all(site for _, lib, _, site, _ in located if lib == library)
         state = _installed(index.libraries[library], rows, given)
+        if state is not None and not checkout and _beyond(state, index.libraries[library]):
+            state = None
         installed[library] = None if state is None or (checkout and not state.matching) else state
         if given is not None and _unreleased(given.version):
             # A development build (0.11.2.dev0) lies between releases: when its version finds nothing, the

@@ -310,6 +310,17 @@ def test_a_checkout_numbered_its_own_way_is_matched_by_the_failing_lines_text(bl
     assert "行号对不上" in "\n".join(history_lines(report, "zh"))
 
 
+def test_an_install_whose_text_is_the_newest_releases_at_other_numbers_may_be_newer_than_the_index(
+    blur_index: Path,
+) -> None:
+    # site-packages, so not an edited checkout: a release newer than the index (whose changes the text range all
+    # holds) reads the same, and nothing may be claimed; deepspeed 0.19.8 against an index ending at 0.19.5 did.
+    moved = Frame(
+        "/venv/lib/python3.11/site-packages/fixlib/blur.py", _line(_B1, "return y * 2") + 2, "pad", "return y * 2"
+    )
+    assert fix_history([moved], {}, folder=str(blur_index)) == ()
+
+
 def test_first_screen_names_the_frame_whose_line_changed_before_a_neighbour(blur_index: Path) -> None:
     frames = [_blur("return y * 2", "pad"), _blur("return torch.conv2d(x, self.k)", "forward")]
     found = fix_history(frames, {}, folder=str(blur_index))
