@@ -631,3 +631,23 @@ def test_a_change_in_the_indexed_patch_of_the_installed_minor_is_not_surely_late
     older = {"fixlib": PackageVersion("fixlib", "1.0.5", "freeze")}
     (found,) = fix_history([_FRAME], older, folder=str(tmp_path))
     assert (found.changes[0].sure, found.changes[0].confidence) == (True, "high")
+
+
+def test_real_recordings_lines_name_the_release_that_ran() -> None:
+    """Real H100 output (tests/data/recorded/h100-*.log, the versions that ran in each .yaml) read without a freeze:
+    the releases the library frames' lines match hold the installed one, and no change is called surely later that
+    the installed release already has."""
+    from packaging.version import Version
+
+    checked = 0
+    for log in sorted((Path(__file__).parent / "data" / "recorded").glob("h100-*.log")):
+        meta = yaml.safe_load(log.with_suffix(".yaml").read_text(encoding="utf-8"))
+        ran = {name: str(version).split("+", 1)[0] for name, version in meta["versions"].items()}
+        for frame in explain(log.read_text(encoding="utf-8")).history:
+            if frame.library not in ran or frame.installed_from != "lines":
+                continue
+            checked += 1
+            assert ran[frame.library] in frame.matching, (log.name, frame.library, frame.matching)
+            for change in frame.changes:
+                assert not change.sure or Version(change.release) > Version(ran[frame.library]), (log.name, change)
+    assert checked >= 10
