@@ -542,7 +542,11 @@ def _frame_history(
     # state the range.
     since = min(installed.matching) if installed.source in ("lines", "text") else at
     after = at + 1 if installed.source == "versions" and _own_minor_next(releases, at, installed.version) else at
-    probe = _renumbered(row, frame, at, len(releases)) if installed.source == "text" else frame
+    probe = frame
+    if installed.source == "text" or (installed.source == "versions" and not _line_matches(row, frame, at, releases)):
+        # the printed numbers are not the release's own (a checkout, or a stated version whose file is numbered
+        # otherwise, as an indexed patch next to the installed one): the failing line is looked for by its text
+        probe = _renumbered(row, frame, at, len(releases))
     function = _function_at(row, probe, at)
     changes: list[Change] = []
     if function:
@@ -561,6 +565,16 @@ def _frame_history(
     if not changes:
         return None
     return _answer(lib.name, path, frame, installed, releases, changes)
+
+
+def _line_matches(row: dict[str, Any], frame: Frame, at: int, releases: list[str]) -> bool:
+    """Whether release ``at`` has the frame's line text at its line number (True when it cannot be told)."""
+    hashes = _hashes_at(row, max(at, 0), len(releases))
+    if not frame.code or not hashes:
+        return True  # no text, or no lines kept: nothing says the numbering differs
+    if not 0 < frame.line <= len(hashes):
+        return False
+    return not hashes[frame.line - 1] or hashes[frame.line - 1] == line_hash(frame.code)  # 0: a masked line
 
 
 def _own_minor_next(releases: list[str], at: int, version: str) -> bool:

@@ -321,6 +321,14 @@ def test_an_install_whose_text_is_the_newest_releases_at_other_numbers_may_be_ne
     assert fix_history([moved], {}, folder=str(blur_index)) == ()
 
 
+def test_a_stated_version_numbered_otherwise_is_searched_by_the_failing_lines_text(blur_index: Path) -> None:
+    # The freeze says 1.0.0 but the printed numbers are another copy's (five lines lower): the failing line is
+    # found by its text in 1.0.0's pad, and the change two lines above it is near, not elsewhere in the function.
+    shifted = Frame(_blur("return y * 2", "pad").file, _line(_B1, "return y * 2") + 5, "pad", "return y * 2")
+    (found,) = fix_history([shifted], {"fixlib": PackageVersion("fixlib", "1.0.0", "freeze")}, folder=str(blur_index))
+    assert [(c.release, c.closeness) for c in found.changes] == [("1.1.0", "near")]
+
+
 def test_first_screen_names_the_frame_whose_line_changed_before_a_neighbour(blur_index: Path) -> None:
     frames = [_blur("return y * 2", "pad"), _blur("return torch.conv2d(x, self.k)", "forward")]
     found = fix_history(frames, {}, folder=str(blur_index))
