@@ -5,9 +5,18 @@ For multi-line positives (the log has frames, so a line can be named), on the En
 (``dtypefix explain`` without ``--details``):
 
 - line + owner: a "Where" line names ``file:line`` and whose code it is; where the blind sample wrote down the
-  failing line (``site``), the named line must be that one;
-- operands: an "Operands" line names both sides with their dtypes or devices; where the sample wrote down the two
-  values (``operands``), both must appear (as torch names them today: float32, bfloat16, cuda:0);
+  failing line (``site``), the Where line must name that one. The Where line names the line that raised and, for a
+  library's line, the line that called it (the user's own, or the other package's / the check's caller when the
+  paste shows none of the user's frames): a collector who wrote down the caller's line where a library raised on
+  the caller's argument (tests/blind28a's README) and one who wrote down the raising line are both answered by that
+  screen, so either counts. A paste that ends before its error line is answered with the last line it reaches;
+- operands: an "Operands" line names both sides with their dtypes or devices. Where the sample wrote down the
+  values (``operands``), each must appear (as torch names them today: float32, bfloat16, cuda:0); an item that is
+  no dtype or device and no word of the error message is an expression of the code the collector read (``big_neg``)
+  and must appear as an expression; and the line must name two sides, each with a value or as such an expression
+  (a message naming one dtype is answered by the tensor and the device or setting that refuses it). Where the
+  sample wrote down nothing checkable (and on the H100 recordings), two sides with values are needed; a side that
+  is a number literal (``-1e9`` written into a float16 tensor) is its own value;
 - specific cause first: the first match is a cause entry, not a family entry;
 
 and for look-alikes (recordings that should abstain): any answer at medium or high confidence.
@@ -31,6 +40,7 @@ from dtypefix.cli.markdown import format_report
 from dtypefix.cli.where_words import readable_value
 from dtypefix.matcher import explain
 from dtypefix.matcher.catalog import load_catalog
+from dtypefix.matcher.incident import build_incident
 
 ROOT = Path(__file__).resolve().parents[1]
 BLIND = ROOT / "tests" / "blind20"
@@ -44,6 +54,9 @@ class Case:
     positive: bool
     site: dict[str, Any] | str | None
     operands: tuple[str, ...]
+    """dtypes and devices the collector wrote down."""
+    expressions: tuple[str, ...] = ()
+    """Expressions of the code the collector wrote down as a side (``big_neg``)."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +77,13 @@ def _blind(folder: Path = BLIND) -> list[Case]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if data.get("excluded"):  # became known to the work before the measurement (the file says how)
             continue
-        values = tuple(v for v in data.get("operands") or [] if _is_value(v))
-        cases.append(Case(f"blind/{data['id']}", data["log"], data["kind"] == "positive", data.get("site"), values))
+        items = [str(v) for v in data.get("operands") or []]
+        values = tuple(v for v in items if _is_value(v))
+        # Not a dtype and not the message's own word for a side (``weight``, ``FP16 gradients``): an expression.
+        message = _error_text(data["log"])
+        expressions = tuple(v for v in items if not _is_value(v) and v not in message and v in data["log"])
+        name = f"blind/{data['id']}"
+        cases.append(Case(name, data["log"], data["kind"] == "positive", data.get("site"), values, expressions))
     return cases
 
 
@@ -83,11 +101,22 @@ def _recordings() -> list[Case]:
     ]
 
 
-_VALUE = re.compile(r"^(?:c10::)?(?:Float|Half|BFloat16|Double|float|half|double|bfloat16|cpu|cuda(?::\d+)?)$", re.I)
+# Every dtype and device name torch, Triton and the samples print (Float8_e4m3fn, fp8e4nv, int8, Byte, mps...).
+_VALUE = re.compile(
+    r"^(?:c10::)?(?:float(?:16|32|64)?|half|double|bfloat16|Float8_\w+|float8_\w+|fp8\w+|u?int(?:8|16|32|64)|"
+    r"byte|char|short|int|long|bool|cpu|cuda(?::\d+)?|mps|xpu(?::\d+)?|npu|meta)$",
+    re.I,
+)
 
 
 def _is_value(value: str) -> bool:
     return bool(_VALUE.match(value))
+
+
+def _error_text(log: str) -> str:
+    """The error message as dtypefix reads it: where the message's own words for its sides are."""
+    primary = build_incident(log).primary
+    return primary.message if primary is not None else ""
 
 
 def _line(screen: str, label: str) -> str:
@@ -96,8 +125,10 @@ def _line(screen: str, label: str) -> str:
 
 
 _READABLE = re.compile(
-    r"^(?:float(?:16|32|64)|bfloat16|int(?:32|64)|float8\w*|cpu|cuda(?::\d+)?|mps|xpu(?::\d+)?|meta)$"
+    r"^(?:float(?:16|32|64)|bfloat16|u?int(?:8|16|32|64)|float8\w*|fp8\w+|bool|cpu|cuda(?::\d+)?|mps|xpu(?::\d+)?|npu"
+    r"|meta)$"
 )
+_NUMBER = re.compile(r"^`[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?`")
 _NAMED_LINE = re.compile(r"`[^`]+:\d+`")
 _OWNER_WORDS = (
     "your code",
@@ -106,6 +137,15 @@ _OWNER_WORDS = (
     "the model repository's own code",
     "inside torch",
 )
+
+
+def _sides(operands: str) -> int:
+    """How many sides the Operands line names with a dtype or device (or as a number literal, its own value)."""
+    count = 0
+    for side in operands.split(" · "):
+        values = re.findall(r"[(（](?:[^()（）]*, )?([\w:.]+)(?:, not on the line)?[)）]", side)
+        count += any(_READABLE.match(v) for v in values) or bool(_NUMBER.match(side))
+    return count
 
 
 def evaluate(case: Case, catalog: Any) -> Outcome:
@@ -121,12 +161,15 @@ def evaluate(case: Case, catalog: Any) -> Outcome:
         file, line = (case.site["file"], case.site["line"]) if isinstance(case.site, dict) else case.site.rsplit(":", 1)
         base = Path(str(file).replace("\\", "/")).name
         line_and_owner = f"{base}:{line}`" in where
-    if case.operands:
+    sides = _sides(operands)
+    if case.operands or case.expressions:
         expected = [readable_value(v.removeprefix("c10::")) for v in case.operands]
-        named = all(re.search(rf"[ (（]{re.escape(v)}[)）, ，]", operands) for v in expected)
+        values = all(re.search(rf"[ (（]{re.escape(v)}[)）, ，]", operands) for v in expected)
+        shown = re.findall(r"`([^`]+)`", operands)
+        expressions = all(any(e in s for s in shown) for e in case.expressions)
+        named = values and expressions and sides + len(case.expressions) >= 2
     else:
-        values = re.findall(r"[(（](?:[^()（）]*, )?([\w:.]+)(?:, not on the line)?[)）]", operands)
-        named = sum(bool(_READABLE.match(v)) for v in values) >= 2
+        named = sides >= 2
     first = report.matches[0] if report.matches else None
     specific = first is not None and not first.entry.is_family
     answered = f"{first.entry.id} {first.confidence}" if first else "-"

@@ -280,6 +280,8 @@ def _none(report: Report, lang: str) -> list[str]:
         lines += [t("none.body", lang), ""]
     else:
         lines += [t("none.noerror", lang, lines=incident.text.count("\n") + 1), ""]
+        # A traceback cut before its error line still shows the last line it reached and whose code that is.
+        lines += where_lines(report.location, lang, family=False, cut=incident.error_line_missing)
     lines += [_read_line(incident, lang), "", t("none.next", lang), ""]
     return lines
 

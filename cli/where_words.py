@@ -39,6 +39,15 @@ _WORDS: dict[str, tuple[str, str]] = {
         "在 torch 内部；调用它的那一行不在粘贴的内容里",
     ),
     "caller": ("called from your code at {site}", "由你的代码 {site} 调用"),
+    "caller.package": ("called from {name} at {site}", "由 {name} 的 {site} 调用"),
+    "caller.remote": (
+        "called from the model repository's code at {site}",
+        "由模型仓库自带的代码 {site} 调用",
+    ),
+    "cut": (
+        "the paste ends here, before the error line",
+        "粘贴的内容到这里就断了，没有错误那一行",
+    ),
     "module": ("module `{name}`", "模块 `{name}`"),
     "weight_of": ("the weight of `{module}`", "`{module}` 的权重"),
     "untied": ("not on the line", "这一行看不出是哪个表达式"),
@@ -160,19 +169,26 @@ def readable_value(value: str) -> str:
         return f"{dtype} ({match['device'].lower()})"
     if value.lower() in _DEVICES:
         return value.lower()  # the backend names of torch 1.x: CUDA, CPU
+    if value.startswith("Float8_"):
+        return value.lower()  # c10's Float8_e4m3fn is torch.float8_e4m3fn
     return _DTYPES.get(value.lower().removeprefix("torch."), value.removeprefix("torch."))
 
 
 def site_words(site: Site, lang: str) -> str:
     """``path:line`` in ``function`` and whose code it is."""
+    where = _place(site)
+    if site.function:
+        where += f" {_w('in', lang)} `{site.function}`"
+    return f"{where} — {_owner(site, lang)}"
+
+
+def _place(site: Site) -> str:
+    """``path:line`` in backticks: the path from the package (or model repository) down, or the file's own name."""
     owner = site.owner
     shown = owner.path if owner.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE) and owner.path else _short(site.file)
     if owner.kind is OwnerKind.PACKAGE and owner.name and not shown.startswith(owner.name.replace("-", "_")):
         shown = f"{owner.name.replace('-', '_')}/{shown}"
-    where = f"`{shown}:{site.line}`"
-    if site.function:
-        where += f" {_w('in', lang)} `{site.function}`"
-    return f"{where} — {_owner(site, lang)}"
+    return f"`{shown}:{site.line}`"
 
 
 def _short(path: str) -> str:
@@ -220,6 +236,7 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "optimizer state": ("optimizer state", "优化器状态"),
     "process group": ("process group", "进程组"),
     "compute device": ("compute device", "计算设备"),
+    "autocast dtype": ("autocast dtype", "autocast 的 dtype"),
     "saved storage": ("saved storage", "保存时的存储"),
     "this machine": ("this machine", "本机"),
     "model": ("model", "模型"),
@@ -258,14 +275,15 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
     return f"{name}{sep}{details}{end}" if details else name
 
 
-def where_lines(location: Location | None, lang: str, *, family: bool = True) -> list[str]:
+def where_lines(location: Location | None, lang: str, *, family: bool = True, cut: bool = False) -> list[str]:
     """The first screen's lines about the location: where, the operands, log hints and the step that fits the
     owner of the line. Empty when nothing is known.
 
     The operands and the log hints follow the "Where" line in the same paragraph (hard line breaks, no blank lines),
     so that they fit a 100x20 screen above the fix. ``family`` is False when a specific cause answers: its own fix
     (chosen by its conditions) is the first step then, and the operands are shown beside a "Where" line when a side
-    has a value or an expression (without a line, or with roles alone, they would only repeat the error above)."""
+    has a value or an expression (without a line, or with roles alone, they would only repeat the error above).
+    ``cut`` says that the paste ends inside the traceback: the line named is the last one it reaches."""
     if location is None:
         return []
     lines: list[str] = []
@@ -277,8 +295,9 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
         if location.in_torch:
             where += f"{semicolon}{_w('in_torch', lang)}"
         if location.caller is not None:
-            caller = location.caller
-            where += f"{semicolon}{_w('caller', lang, site=f'`{_short(caller.file)}:{caller.line}`')}"
+            where += f"{semicolon}{_caller_words(location.caller, lang)}"
+        if cut:
+            where += f"{semicolon}{_w('cut', lang)}"
         block.append(f"{_label('where', lang)} {where}")
     if location.operands and (family or (site is not None and any(o.expression or o.value for o in location.operands))):
         # Every value read from one warning or log line: say so once, after the sides.
@@ -302,6 +321,16 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True) ->
     if first:
         lines += [f"{_label('first', lang)} {first}", ""]
     return lines
+
+
+def _caller_words(caller: Site, lang: str) -> str:
+    """Who called the failing line, and where: the user's own line, or another package's (or the model
+    repository's) when the paste shows none of the user's frames."""
+    owner = caller.owner
+    if owner.kind is OwnerKind.PACKAGE:
+        return _w("caller.package", lang, name=owner.name, site=_place(caller))
+    site = f"`{_short(caller.file)}:{caller.line}`"
+    return _w("caller.remote" if owner.kind is OwnerKind.REMOTE else "caller", lang, site=site)
 
 
 def _hint_value(value: str, lang: str) -> str:
@@ -329,7 +358,7 @@ def _first_step(location: Location, lang: str) -> str:
         version = f" {owner.version}" if owner.version else ""
         caller = location.caller
         moved = _moved(location)
-        if caller is not None and moved is not None:
+        if caller is not None and caller.owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK) and moved is not None:
             move, keep = moved
             where = f"{_short(caller.file)}:{caller.line}"
             return _w(

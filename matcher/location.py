@@ -240,7 +240,7 @@ def locate(incident: Incident) -> Location | None:
     primary = incident.primary
     message = primary.message if isinstance(primary, Stack | ErrorLine) else ""
     hints = find_hints(incident.text)
-    op, operands = read_operands(message, hints) if message else ("", ())
+    op, operands = read_operands(message, hints) if message else _printed_apart(incident, hints)
     stack = _stack(incident)
     if stack is None:
         if not operands:
@@ -250,15 +250,16 @@ def locate(incident: Incident) -> Location | None:
     if not frames:
         return Location(None, False, None, "", "", op, operands, hints)
     outside = [i for i, f in enumerate(frames) if not _is_torch(f)]
-    index = outside[-1] if outside else len(frames) - 1
+    # A wrapper that only hands on its caller's arguments to the next frame shown (accelerate's hook
+    # ``old_forward(*args, **kwargs)``, a decorator's ``return func(*args, **kwargs)``) is not where the call was
+    # made: the frame above it is. The last frame raised itself (``torch._C._nn._parse_to(*args, **kwargs)``).
+    calls = [i for i in outside if i == len(frames) - 1 or not _forwards(frames[i].code)]
+    index = calls[-1] if calls else outside[-1] if outside else len(frames) - 1
     site = _site(frames[index], incident)
     if not any(o.value for o in operands):
         # "No available kernel": the sides were named by a warning printed at this very line just before.
         op, operands = _warned(incident.text, frames[index], hints) or (op, operands)
-    caller = None
-    if site.owner.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE):
-        mine = [f for f in frames[:index] if owner_of(f.file).kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)]
-        caller = _site(mine[-1], incident) if mine else None
+    caller = _caller(frames, index, site, incident) if outside else None
     below = frames[index + 1] if index + 1 < len(frames) else None
     call, module, tied = _tie(frames[index], below, frames[index + 1 :], op, operands)
     if caller is not None and _forwards(frames[index].code):
@@ -267,6 +268,35 @@ def locate(incident: Incident) -> Location | None:
         at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+
+
+def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> Site | None:
+    """The line that called a library's (or a model repository's) failing line: the innermost frame of the user's
+    own code above it; without one, the line that handed a check its value (a ``_check_…`` / ``validate…`` function
+    raises on what its caller passed), else the innermost frame above that belongs to someone else (InvokeAI calling
+    diffusers' UNet, one package handing another a tensor)."""
+    if site.owner.kind not in (OwnerKind.PACKAGE, OwnerKind.REMOTE):
+        return None
+    above = frames[:index]
+    owners = [owner_of(f.file) for f in above]
+    mine = [f for f, o in zip(above, owners, strict=True) if o.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)]
+    if mine:
+        return _site(mine[-1], incident)
+    handing = [f for f in above if not _is_torch(f)]
+    if handing and _CHECK.match(site.function):
+        return _site(handing[-1], incident)
+    other = [
+        f
+        for f, o in zip(above, owners, strict=True)
+        if o.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE)
+        and o.name != site.owner.name
+        and not _is_torch(f)
+        and not _forwards(f.code)
+    ]
+    return _site(other[-1], incident) if other else None
+
+
+_CHECK = lazy_regex(r"^_*(?:check|validate|verify|assert|ensure)(?:_|$)", re.IGNORECASE)
 
 
 _FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)$")
@@ -280,6 +310,20 @@ def _forwards(code: str) -> bool:
 # ``/path/file.py:11: UserWarning: text`` as Python's warnings module prints it.
 _WARNING = lazy_regex(r"^(?P<file>.+?):(?P<line>\d+): (?:\w+\.)*\w*Warning: (?P<text>.+)$")
 _WARNED = lazy_regex(r":\d+: (?:\w+\.)*\w*Warning: ")
+
+
+def _printed_apart(incident: Incident, hints: tuple[Hint, ...]) -> tuple[str, tuple[Operand, ...]]:
+    """The sides of an error printed apart from its traceback, whose own exception line is missing (ComfyUI prints
+    "Error occurred when executing VAEEncode:" and the message above the frames): the first census wording found in
+    the log's last lines."""
+    if not incident.error_line_missing:
+        return "", ()
+    tail = incident.text[-_APART_TAIL:]
+    starts = [m.start() for rule in load_rules().rules if (m := rule.pattern.search(tail))]
+    return read_operands(tail[min(starts) :].split("\n", 1)[0], hints) if starts else ("", ())
+
+
+_APART_TAIL = 16384
 
 
 def _warned(text: str, frame: Frame, hints: tuple[Hint, ...]) -> tuple[str, tuple[Operand, ...]] | None:
@@ -390,6 +434,10 @@ def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Opera
     if "weight" in roles:
         roles.setdefault("found", roles["weight"])
         roles.setdefault("second", roles["weight"])
+    if "other" in roles:
+        # ``torch.where(mask, scores, big_neg)``: the scalar ``other`` is what is converted to ``input``'s dtype.
+        roles.setdefault("self", roles.get("input", ""))
+        roles.setdefault("value", roles["other"])
     return tuple(_with_expression(o, roles) for o in operands)
 
 

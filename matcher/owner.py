@@ -81,6 +81,11 @@ _STACK = frozenset(
 )  # fmt: skip
 
 
+# Folders of a package's source checkout that are no part of the package: a script run from ``lightning/examples/``
+# is the user's own copy of an example, not the library.
+_NOT_PACKAGE_CODE = frozenset({"examples", "example", "scripts", "tests", "test", "benchmarks", "docs", "tools"})
+
+
 def _distribution(import_name: str) -> str:
     return _DISTRIBUTIONS.get(import_name, import_name.replace("_", "-").lower())
 
@@ -109,9 +114,13 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     if _STDLIB.search(path):
         return Owner(OwnerKind.INTERNAL, "", "", normalized.rsplit("/", 1)[-1])
     for match in _folders(normalized):
-        if match[0] in _STACK:
+        if match[0] in _STACK and match[1].split("/", 1)[0] not in _NOT_PACKAGE_CODE:
             name = _distribution(match[0])
             return Owner(OwnerKind.PACKAGE, name, _version(name, packages), match[1])
+    checkout = _checkout(normalized)
+    if checkout is not None:
+        name = checkout[0].lower()
+        return Owner(OwnerKind.PACKAGE, name, _version(name, packages), checkout[1])
     return Owner(OwnerKind.USER, "", "", normalized.rsplit("/", 1)[-1])
 
 
@@ -120,6 +129,18 @@ def _folders(path: str) -> list[tuple[str, str]]:
     rather than the checkout folder also called ``diffusers``)."""
     parts = path.split("/")
     return [(parts[i], "/".join(parts[i + 1 :])) for i in reversed(range(len(parts) - 1))]
+
+
+def _checkout(path: str) -> tuple[str, str] | None:
+    """``(distribution, rest of the path)`` for a file of a project's checkout whose folder is spelled as its
+    distribution (with a hyphen) and holds the import package: ``faster-whisper/faster_whisper/transcribe.py`` (or
+    ``…/src/faster_whisper/…``) is faster-whisper's code, not the script run beside it."""
+    parts = path.split("/")
+    for i in reversed(range(1, len(parts) - 1)):
+        dist = parts[i - 2] if parts[i - 1] == "src" and i >= 2 else parts[i - 1]
+        if "-" in dist and dist.replace("-", "_") == parts[i]:
+            return dist, "/".join(parts[i + 1 :])
+    return None
 
 
 def _version(name: str, packages: Mapping[str, PackageVersion]) -> str:

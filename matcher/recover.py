@@ -184,7 +184,12 @@ def _prefixed(text: str, stream: str) -> list[ErrorLine]:
             continue  # a typed line: the plain reader has it
         hit = _GLOG.match(line) or _PREFIXED.search(line)
         if hit and not _CODE.match(hit["message"]):
-            found.append(ErrorLine("", hit["message"].strip(), stream))
+            message = hit["message"]
+            if "sep" in hit.groupdict() and ", " in hit["sep"]:
+                # Not an application's prefix but the message's own clause ("ERROR main expected mat1 and mat2 to
+                # have the same dtype, but got: c10::Half != ..."): the message starts after the level word.
+                message = line[hit.start("sep") :]
+            found.append(ErrorLine("", message.strip(), stream))
     return found
 
 

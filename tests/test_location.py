@@ -314,11 +314,33 @@ def test_a_required_side_is_not_missing_from_the_line() -> None:
     assert "`labels` (target, float32) · expected (int64)\n" in en + "\n"
 
 
+BLIND = Path(__file__).parent
+
+
+def _blind(name: str) -> str:
+    """The log of a report of an earlier blind sample (development data now)."""
+    import yaml
+
+    return str(yaml.safe_load((BLIND / f"{name}.yaml").read_text(encoding="utf-8"))["log"])
+
+
 def test_a_library_line_with_devices_gets_a_device_step() -> None:
-    location = locate(build_incident((H100 / "h100-dev-meta-to-cuda.log").read_text(encoding="utf-8")))
+    """accelerate's hook only hands on ``(*args, **kwargs)``: the line is transformers' embedding call above it."""
+    location = locate(build_incident(_blind("blind20/peft-776")))
+    assert location is not None and location.site is not None
+    assert (location.site.owner.name, location.site.line) == ("transformers", 651)
     en = "\n".join(where_lines(location, "en"))
+    assert "`input_ids` (first tensor, cuda:1) · `self.embed_tokens.weight` (second tensor, cuda:0)" in en
     assert "keep what you hand it on one device" in en and "one dtype" not in en
     assert "让你传给它的东西都在同一个设备上" in "\n".join(where_lines(location, "zh"))
+
+
+def test_a_wrapper_that_forwards_its_arguments_is_not_the_line() -> None:
+    """transformers' ``to`` only passes ``model.to("cuda")`` on to torch: the user's line is the call."""
+    location = locate(build_incident((H100 / "h100-dev-meta-to-cuda.log").read_text(encoding="utf-8")))
+    assert location is not None and location.site is not None
+    assert location.site.owner.kind is OwnerKind.USER and location.site.line == 10
+    assert [(o.expression, o.value) for o in location.operands] == [("model", "meta"), ('"cuda"', "cuda")]
 
 
 def test_a_settings_check_gets_no_generic_library_step() -> None:

@@ -121,6 +121,7 @@ def test_sides_of_more_wordings(message: str, sides: list[tuple[str, str]]) -> N
 def test_readable_values_of_older_and_triton_names() -> None:
     from dtypefix.cli.where_words import readable_value
 
-    assert [readable_value(v) for v in ("CUDA", "fp16", "bf16", "unsigned char", "Bool", "torch.float8_e4m3fn")] == [
-        "cuda", "float16", "bfloat16", "uint8", "bool", "float8_e4m3fn",
+    names = ("CUDA", "fp16", "bf16", "unsigned char", "Bool", "torch.float8_e4m3fn", "Float8_e5m2")
+    assert [readable_value(v) for v in names] == [
+        "cuda", "float16", "bfloat16", "uint8", "bool", "float8_e4m3fn", "float8_e5m2",
     ]  # fmt: skip

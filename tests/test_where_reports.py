@@ -1,0 +1,124 @@
+"""Where it broke, on real reports of the earlier blind samples (development data since they were measured): the
+shapes their misses showed, each fixed by a general change (issue 20)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dtypefix.cli.markdown import format_report
+from dtypefix.cli.where_words import where_lines
+from dtypefix.matcher import explain
+from dtypefix.matcher.owner import OwnerKind, owner_of
+
+TESTS = Path(__file__).parent
+
+
+def _log(name: str) -> str:
+    return str(yaml.safe_load((TESTS / f"{name}.yaml").read_text(encoding="utf-8"))["log"])
+
+
+def _line(screen: str, label: str) -> str:
+    found = re.search(rf"^\*\*{label}[:：]\*\* (.*?)\\?$", screen, re.MULTILINE)
+    return found.group(1) if found else ""
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [
+        # the innermost line outside torch the paste reaches, and whose it is
+        ("blind28b/deepspeed-4885", "`peft/tuners/lora/layer.py:509` in `forward` — peft: an installed package"),
+        ("blind28b/qwenvl-ft-184", "`accelerate/accelerator.py:2548` in `unscale_gradients`"),
+        ("blind27/pytorch-119162", "`bug_report_model.py:15` in `forward` — your code"),
+    ],
+)
+def test_a_paste_cut_before_its_error_line_names_the_last_line_it_reaches(name: str, where: str) -> None:
+    report = explain(_log(name))
+    assert not report.matches and report.incident.error_line_missing
+    en, zh = format_report(report, "en"), format_report(report, "zh")
+    assert where in _line(en, "Where") and "the paste ends here, before the error line" in _line(en, "Where")
+    assert "粘贴的内容到这里就断了" in _line(zh, "出错位置")
+
+
+def test_a_library_called_by_another_package_names_that_line() -> None:
+    """InvokeAI calls diffusers' UNet with float64 timesteps on MPS: no frame of the user's own code is shown, so the
+    line that called diffusers is InvokeAI's, and the sides are the float64 tensor and the MPS device."""
+    report = explain(_log("blind28a/invokeai-4017"))
+    where = _line(format_report(report, "en"), "Where")
+    assert where.startswith("`diffusers/models/unet_2d_condition.py:793` in `forward` — diffusers")
+    assert "called from invokeai at `invokeai/app/invocations/sdxl.py:340`" in where
+    assert "由 invokeai 的 `invokeai/app/invocations/sdxl.py:340` 调用" in _line(
+        format_report(report, "zh"), "出错位置"
+    )
+    operands = _line(format_report(report, "en"), "Operands")
+    assert operands == "`timesteps[None]` (tensor, float64) · compute device (mps)"
+
+
+def test_a_check_names_the_call_that_handed_it_the_value() -> None:
+    """vLLM's ``_check_if_gpu_supports_dtype`` raises on what ``init_model`` passed it (``self.model_config.dtype``)."""
+    location = explain(_log("blind27/qanything-128")).location
+    assert location is not None and location.site is not None and location.caller is not None
+    assert (location.site.function, location.caller.line) == ("_check_if_gpu_supports_dtype", 71)
+
+
+def test_inside_torch_names_no_caller() -> None:
+    """FSDP's own validation called by FSDP: nothing outside torch is shown, and the screen says so, alone."""
+    location = explain(_log("blind27/axolotl-1589")).location
+    assert location is not None and location.in_torch and location.caller is None
+
+
+def test_sides_printed_above_the_frames() -> None:
+    """ComfyUI prints the message above its frames, and the frames stop before torch: the sides are still read."""
+    report = explain(_log("blind20/comfyui-3550"))
+    operands = _line(format_report(report, "en"), "Operands")
+    assert operands == "`input` (cuda, not on the line) · `weight` (cpu, not on the line)"
+
+
+@pytest.mark.parametrize(
+    ("name", "operands"),
+    [
+        ("blind28a/chatterbox-93", "tensor (float64, not on the line) · compute device (mps)"),
+        ("blind27/supir-1", "autocast dtype (bfloat16, not on the line) · compute device (cuda)"),
+        ("blind28b/llama3-110", "tensor (bfloat16, not on the line) · compute device (cuda)"),
+        # torch.where(mask, att_weights, big_neg): the scalar is converted to the tensor's dtype
+        ("blind20/lerobot-710", "`att_weights` (self, float16) · `big_neg` (value)"),
+        # a logger's "ERROR main <message>": the message's own clause is no application prefix
+        ("blind28a/hidream-54", "`mat1` (float16, not on the line) · `mat2` (bfloat16, not on the line)"),
+    ],
+)
+def test_one_sided_refusals_and_scalars_name_both_sides(name: str, operands: str) -> None:
+    assert _line(format_report(explain(_log(name)), "en"), "Operands") == operands
+
+
+def test_chinese_where_lines_have_no_english_labels() -> None:
+    for name in ("blind28a/invokeai-4017", "blind28b/deepspeed-4885", "blind28a/chatterbox-93"):
+        report = explain(_log(name))
+        zh = "\n".join(where_lines(report.location, "zh", cut=report.incident.error_line_missing))
+        assert not re.search(r"\b(?:called|from|paste|tensor|compute device|installed|package)\b", zh), zh
+
+
+def test_examples_in_a_package_checkout_are_the_users_code() -> None:
+    path = "/home/user/repositories/lightning/examples/pytorch/bug_report/bug_report_model.py"
+    assert owner_of(path).kind is OwnerKind.USER
+    assert owner_of("/home/user/repositories/lightning/src/lightning/fabric/fabric.py").kind is OwnerKind.PACKAGE
+
+
+def test_the_frame_that_raised_is_kept_even_when_it_passes_its_arguments_on() -> None:
+    """``torch._C._nn._parse_to(*args, **kwargs)`` is the last frame: the call into C raised there."""
+    location = explain(_log("blind22c/torchao-698")).location
+    assert location is not None and location.site is not None
+    assert (location.site.function, location.site.line) == ("_get_to_kwargs", 277)
+
+
+def test_a_projects_checkout_is_its_distributions_code() -> None:
+    """``faster-whisper/faster_whisper/transcribe.py`` is faster-whisper's code; the script run beside it is the
+    user's, and its line (``compute_type="float16"`` on the CPU) is named as the caller."""
+    assert owner_of("/home/user/faster-whisper/faster_whisper/transcribe.py").name == "faster-whisper"
+    assert owner_of("/home/user/faster-whisper/test_transcription.py").kind is OwnerKind.USER
+    assert owner_of("/home/user/models/diffrhythm2/diffrhythm2/backbones/dit.py").kind is OwnerKind.USER
+    where = _line(format_report(explain(_log("blind28a/fasterwhisper-14")), "en"), "Where")
+    assert where.startswith("`faster_whisper/transcribe.py:71` in `__init__` — faster-whisper")
+    assert where.endswith("called from your code at `test_transcription.py:8`")
