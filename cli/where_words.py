@@ -162,6 +162,8 @@ _DTYPES = {
     "fp64": "float64",
     "bf16": "bfloat16",
 }
+# Ascend CANN's data types (``op::DataType``) whose torch name is not the lower-cased rest.
+_CANN = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_BF16": "bfloat16"}
 _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
@@ -169,7 +171,11 @@ _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 
 def readable_value(value: str) -> str:
     """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
-    (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); devices stay as printed."""
+    (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); Ascend CANN's ``DT_BFLOAT16`` and its lists
+    (``DT_FLOAT16,DT_FLOAT,``) as torch's names; devices stay as printed."""
+    if value.startswith("DT_"):
+        names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
+        return ", ".join(names)
     if match := _LEGACY.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])
         return f"{dtype} (cuda)" if match["cuda"] else f"{dtype} (cpu)"
@@ -251,6 +257,7 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "model": ("model", "模型"),
     "model dtype": ("model dtype", "模型 dtype"),
     "training precision": ("training precision", "训练精度"),
+    "dtype support list": ("dtypes the operator takes", "算子支持的 dtype"),
 }
 
 

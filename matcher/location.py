@@ -292,6 +292,12 @@ def _located(
         # line has nothing else to tie.
         at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
+    elif caller is not None and op == "config" and any(not o.expression for o in tied[0]):
+        # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
+        # (``WhisperModel(size, device="cpu", compute_type="float16")``), whatever names the library's line uses.
+        at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
+        given = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])[2][0]
+        tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
 
 

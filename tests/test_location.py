@@ -488,3 +488,30 @@ def test_no_forward_trace_keeps_the_traceback_line() -> None:
     assert location is not None and location.site is not None
     assert (location.traced, location.site.file) == ("", "/home/user/train.py")
     assert location_json(location)["anomaly"] is None  # type: ignore[index]
+
+
+# RVC-Boss/GPT-SoVITS#526, as posted (a GTX 1050 Ti: no fp16 tensor cores); the user's line gives both settings.
+CTRANSLATE2 = r"""loading faster whisper model: large-v3 large-v3
+Traceback (most recent call last):
+  File "D:\tools\ai\GPT-SoVITS-beta0217\tools\asr\fasterwhisper_asr.py", line 49, in execute_asr
+    model = WhisperModel(model_path, device="cuda", compute_type=precision)
+  File "D:\tools\ai\GPT-SoVITS-beta0217\runtime\lib\site-packages\faster_whisper\transcribe.py", line 130, in __init__
+    self.model = ctranslate2.models.Whisper(
+ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.
+"""
+
+
+def test_a_setting_refused_in_a_library_is_tied_on_the_users_call() -> None:
+    """CTranslate2 refuses the compute type inside faster-whisper's line, which only shows ``Whisper(``: the two
+    settings are the keywords of the user's call above it."""
+    location = locate(build_incident(CTRANSLATE2))
+    assert location is not None and location.site is not None and location.caller is not None
+    assert location.site.owner.name == "faster-whisper" and location.caller.line == 49
+    assert [(o.argument, o.value, o.expression, o.origin) for o in location.operands] == [
+        ("compute_type", "float16", "precision", "message"),
+        ("compute device", "cuda", '"cuda"', "line"),
+    ]
+    assert '`precision` (compute_type, float16) · `"cuda"` (compute device, cuda)' in "\n".join(
+        where_lines(location, "en")
+    )
+    assert '`precision`（compute_type，float16） · `"cuda"`（计算设备，cuda）' in "\n".join(where_lines(location, "zh"))
