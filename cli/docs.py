@@ -27,7 +27,7 @@ from dtypefix.kbtools.census import (
     mined_summary,
     recognised_by,
 )
-from dtypefix.kbtools.proofs import Coverage, kb_coverage, proofs_dir
+from dtypefix.kbtools.proofs import Claim, Coverage, kb_coverage, proofs_dir
 from dtypefix.matcher import KBEntry
 from dtypefix.matcher.catalog import Catalog, builtin_kb_dir
 
@@ -174,7 +174,8 @@ def _proofs_page(covered: Coverage) -> str:
         "",
         f"{covered.proven} of {covered.total} version claims ({share}) are backed by a proof record that read the "
         "released artifacts on both sides of each boundary (`proofs/*.yaml`, format in `proofs/README.md`); "
-        f"{covered.contradicted} are contradicted by their record (`dtypefix lint` fails those). A claim is an entry's "
+        f"{covered.contradicted} are contradicted by their record (`dtypefix lint` fails those); "
+        f"{len(covered.unprovable)} have a record that says why no reachable artifact proves them. A claim is an entry's "
         "`affected` / `fixed_in` bound, a `messages` note that starts with `<package> <versions>:`, or a census row's "
         "`versions`. Write a record with `python -m dtypefix.kbtools.prove SUBJECT CLAIM [--wording TEXT] --write`; "
         "`python -m dtypefix.kbtools.proofs verify DIR` re-reads every artifact.",
@@ -191,10 +192,27 @@ def _proofs_page(covered: Coverage) -> str:
         "| --- | --- | --- | --- |",
     ]
     for claim in sorted(covered.unproven, key=lambda c: (c.library, c.subject, c.claim, c.template)):
-        subject = _link_id(claim.subject) if claim.subject.startswith("DTF") else claim.subject
-        what = (claim.claim + (f" `{claim.template[:70]}`" if claim.template else "")).replace("|", "\\|")
-        lines.append(f"| {claim.library} | {subject} | {what} | `{claim.spec}` |")
+        lines.append(f"| {claim.library} | {_claim_cells(claim)} | `{claim.spec}` |")
+    lines += [
+        "",
+        "## Claims no reachable artifact can prove",
+        "",
+        "Each has a record in `proofs/` that says why (`unprovable:`), with the releases it could read.",
+        "",
+        "| library | subject | claim | versions | why |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for claim, why in sorted(covered.unprovable, key=lambda c: (c[0].library, c[0].subject, c[0].claim)):
+        cell = why.replace("|", "\\|")
+        lines.append(f"| {claim.library} | {_claim_cells(claim)} | `{claim.spec}` | {cell} |")
     return "\n".join(lines) + "\n"
+
+
+def _claim_cells(claim: Claim) -> str:
+    """The subject (linked when it is an entry) and claim cells of a proofs-page row."""
+    subject = _link_id(claim.subject) if claim.subject.startswith("DTF") else claim.subject
+    what = (claim.claim + (f" `{claim.template[:70]}`" if claim.template else "")).replace("|", "\\|")
+    return f"{subject} | {what}"
 
 
 def kb_pages(catalog: Catalog, kb_dir: Path | None = None) -> dict[str, str]:

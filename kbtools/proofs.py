@@ -26,16 +26,18 @@ verify DIR`` with the files downloaded into DIR) so that every ``present`` is a 
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import tarfile
 import zipfile
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, canonicalize_version
 from packaging.version import InvalidVersion, Version
 
 from dtypefix.matcher.entry import KBEntry
@@ -49,12 +51,14 @@ __all__ = [
     "Coverage",
     "NoteSpec",
     "Proof",
+    "RepoTag",
     "coverage",
     "kb_coverage",
     "load_proofs",
     "note_spec",
     "proof_problems",
     "proofs_dir",
+    "repo_grep",
     "stated_claims",
     "unbracketed",
     "verify",
@@ -109,6 +113,15 @@ class Proof:
     template: str
     """For a census subject: the row's template."""
     checks: tuple[Check, ...]
+    boundary: str = ""
+    """One clause of ``spec`` (``<0.45.0``) when the record reads only the releases around it: a claim whose
+    boundaries no single line separates (a message reformatted between them, a behaviour bounded by two changes)
+    is proven by one record per boundary, each with the literal that separates that boundary."""
+    unprovable: str = ""
+    """Why the claim cannot be proven from artifacts reachable here (a boundary release that is not published yet,
+    a behaviour no line of the released code separates, a wording the code assembles at run time). Such a record
+    is not a proof: the claim stays unproven, but with its reason in the data instead of silent. Its ``checked``
+    (possibly empty) must still agree with the spec."""
 
     @property
     def where(self) -> str:
@@ -214,6 +227,9 @@ class Coverage:
     contradicted: int
     """Claims with a record that does not establish them (lint fails these)."""
     unproven: tuple[Claim, ...]
+    """Claims with no record at all."""
+    unprovable: tuple[tuple[Claim, str], ...]
+    """Claims whose record says why no artifact reachable here can prove them, with that reason."""
     by_library: tuple[tuple[str, int, int], ...]
     """(library, claims, proven), most claims first."""
 
@@ -222,15 +238,28 @@ def coverage(claims: list[Claim], proofs: list[Proof], problems: Mapping[str, li
     """Tally ``claims`` against ``proofs``; ``problems`` maps a record's ``where`` to what :func:`proof_problems` said."""
     good: set[tuple[str, str, str, SpecifierSet | None]] = set()
     bad: set[tuple[str, str, str, SpecifierSet | None]] = set()
+    why: dict[tuple[str, str, str, SpecifierSet | None], str] = {}
+    sides: dict[tuple[str, str, str, SpecifierSet | None], set[str]] = defaultdict(set)
     for proof in proofs:
-        (bad if problems.get(proof.where) else good).add(proof.key)
+        if problems.get(proof.where):
+            bad.add(proof.key)
+        elif proof.unprovable:
+            why.setdefault(proof.key, proof.unprovable)
+        elif proof.boundary:
+            sides[proof.key].add(_clause(proof.boundary))
+        else:
+            good.add(proof.key)
+    for key, covered in sides.items():  # proven when every boundary of the spec has a record of its own
+        if key[3] is not None and {_clause(str(c)) for c in key[3]} <= covered:
+            good.add(key)
     proven = [c for c in claims if c.key in good - bad]
     contradicted = [c for c in claims if c.key in bad]
-    done = {c.key for c in proven + contradicted}
+    unprovable = [(c, why[c.key]) for c in claims if c.key in why and c.key not in good | bad]
+    done = {c.key for c in proven + contradicted} | {c.key for c, _ in unprovable}
     unproven = tuple(c for c in claims if c.key not in done)
     libraries = sorted({c.library for c in claims}, key=lambda n: (-sum(c.library == n for c in claims), n))
     by_library = tuple((n, sum(c.library == n for c in claims), sum(c.library == n for c in proven)) for n in libraries)
-    return Coverage(len(claims), len(proven), len(contradicted), unproven, by_library)
+    return Coverage(len(claims), len(proven), len(contradicted), unproven, tuple(unprovable), by_library)
 
 
 def proofs_dir(kb_dir: Path) -> Path:
@@ -246,7 +275,7 @@ def load_proofs(folder: Path) -> list[Proof]:
         for index, record in enumerate(data["records"]):
             checks = tuple(
                 Check(str(c["version"]), bool(c["present"]), str(c["artifact"]), str(c["file"]))
-                for c in record["checked"]
+                for c in record.get("checked") or ()
             )
             proofs.append(
                 Proof(
@@ -256,10 +285,12 @@ def load_proofs(folder: Path) -> list[Proof]:
                     subject=str(record["subject"]),
                     claim=str(record["claim"]),
                     spec=str(record["spec"]),
-                    wording=str(record["wording"]),
+                    wording=str(record.get("wording", "")),
                     means=str(record.get("means", "")),
                     template=str(record.get("template", "")),
                     checks=checks,
+                    boundary=str(record.get("boundary", "")),
+                    unprovable=str(record.get("unprovable", "")),
                 )
             )
     return proofs
@@ -272,6 +303,12 @@ def kb_coverage(kb_dir: Path, entries: Mapping[str, KBEntry]) -> Coverage:
     proofs = load_proofs(proofs_dir(kb_dir))
     problems = {p.where: proof_problems(p, entries, census) for p in proofs}
     return coverage(stated_claims(entries, census), proofs, problems)
+
+
+def _clause(text: str) -> str:
+    """A spec clause in one canonical form (``< 0.45``, ``<0.45.0`` -> ``<0.45``)."""
+    (clause,) = SpecifierSet(text.replace(" ", ""))
+    return f"{clause.operator}{canonicalize_version(clause.version, strip_trailing_zero=True)}"
 
 
 def _spec(text: str) -> SpecifierSet | None:
@@ -346,10 +383,15 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
         if (version in spec) != check.present:
             state = "present" if check.present else "absent"
             problems.append(f"{proof.library} {check.version}: wording {state}, which contradicts `{proof.spec}`")
-    problems.extend(
-        f"boundary `{b}` not checked on both sides (a release inside and one outside)"
-        for b in unbracketed(spec, versions)
-    )
+    clauses = {_clause(str(c)) for c in spec}
+    if proof.boundary and _clause(proof.boundary) not in clauses:
+        problems.append(f"boundary `{proof.boundary}` is not a clause of `{proof.spec}`")
+    if not proof.unprovable:  # an unprovable record says why its boundaries are not all read
+        problems.extend(
+            f"boundary `{b}` not checked on both sides (a release inside and one outside)"
+            for b in unbracketed(spec, versions)
+            if not proof.boundary or _clause(b) == _clause(proof.boundary)
+        )
     stated, problem = _stated(proof, entries, census)
     if problem:
         problems.append(problem)
@@ -391,14 +433,71 @@ def _contains(artifact: Path, member: str, needle: bytes) -> bool | None:
     return False if found or member == "*" else None
 
 
+@dataclass(frozen=True)
+class RepoTag:
+    """A release read at its tag in a repository mirror (a git directory); a record names it ``owner/name@tag``.
+
+    For projects whose wheels hold no sources (Transformer Engine ships compiled libraries in per-framework
+    packages that pip cannot fetch here), the release tag is the reachable artifact."""
+
+    git_dir: Path
+    repo: str
+    tag: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.repo}@{self.tag}"
+
+    def files(self, member: str) -> list[str]:
+        """The readable files at the tag (``member`` itself, or every file ``*`` reads)."""
+        out = subprocess.run(
+            ["git", "--git-dir", str(self.git_dir), "ls-tree", "-r", "--name-only", self.tag],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.splitlines()
+        return [name for name in out if _wanted(name, member)]
+
+
+def repo_grep(tag: RepoTag, literal: str, member: str) -> list[str]:
+    """The files at the tag holding ``literal`` (``member`` only, unless it is ``*``), first in path order."""
+    specs = [f"*{ext}" for ext in READABLE] if member == "*" else [member, f"*/{member}"]
+    run = subprocess.run(
+        ["git", "--git-dir", str(tag.git_dir), "grep", "-l", "-F", "-e", literal, tag.tag, "--", *specs],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return [line.split(":", 1)[1] for line in run.stdout.splitlines() if ":" in line]
+
+
+def _mirror(cache: Path, artifact: str) -> RepoTag | None:
+    """``owner/name@tag`` as a tag of the mirror in ``cache`` (``<owner>+<name>/repo`` or ``<owner>+<name>``)."""
+    repo, at, tag = artifact.partition("@")
+    if not at or "/" not in repo:
+        return None
+    folder = cache / repo.replace("/", "+", 1)
+    for git_dir in (folder / "repo", folder):
+        if (git_dir / "HEAD").is_file():
+            return RepoTag(git_dir, repo, tag)
+    return None
+
+
 def verify(proof: Proof, cache: Path) -> list[tuple[Check, str]]:
     """Re-read each checked artifact found in ``cache``: (check, problem) where the file says otherwise.
 
-    An artifact that is not in ``cache`` is reported as such, never counted as verified.
+    An artifact that is not in ``cache`` is reported as such, never counted as verified; a repository tag is read
+    in a mirror under ``cache`` (``<owner>+<name>/repo``, the layout ``fetch`` leaves).
     """
     out: list[tuple[Check, str]] = []
     needle = proof.wording.encode("utf-8")
     for check in proof.checks:
+        if (tag := _mirror(cache, check.artifact)) is not None:
+            if check.file != "*" and not tag.files(check.file):
+                out.append((check, f"{check.file} not in {check.artifact}"))
+            elif bool(repo_grep(tag, proof.wording, check.file)) != check.present:
+                out.append((check, f"wording is {'absent' if check.present else 'present'} in {check.file}"))
+            continue
         artifact = cache / check.artifact
         if not artifact.is_file():
             out.append((check, "artifact not downloaded"))

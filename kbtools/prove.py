@@ -40,9 +40,23 @@ from dtypefix.matcher.catalog import builtin_kb_dir, load_catalog
 from dtypefix.matcher.entry import KBEntry
 
 from .census import census_dir, load_census
-from .proofs import READABLE, Check, Claim, load_proofs, note_spec, proofs_dir, stated_claims, unbracketed
+from .proofs import (
+    READABLE,
+    Check,
+    Claim,
+    RepoTag,
+    load_proofs,
+    note_spec,
+    proofs_dir,
+    repo_grep,
+    stated_claims,
+    unbracketed,
+)
 
-__all__ = ["Outcome", "Scanner", "boundary_releases", "candidates", "prove", "record_yaml"]
+__all__ = ["Outcome", "Scanner", "boundary_releases", "candidates", "prove", "record_yaml", "tag_releases"]
+
+Artifact = Path | RepoTag
+"""A downloaded wheel / sdist, or a release read at its tag in a repository mirror."""
 
 # torch: the macOS wheels are small and hold the same .py files and C++ check strings as the Linux builds.
 _TORCH_PLATFORMS = (
@@ -194,10 +208,12 @@ def _members(artifact: Path) -> Iterator[tuple[str, bytes]]:
                 yield info.name, handle.read()
 
 
-def _has_member(artifact: Path, member: str) -> bool:
+def _has_member(artifact: Artifact, member: str) -> bool:
     """Whether ``member`` is in the artifact (``*`` always is)."""
     if member == "*":
         return True
+    if isinstance(artifact, RepoTag):
+        return bool(artifact.files(member))
     if artifact.suffix in {".whl", ".zip"}:
         with zipfile.ZipFile(artifact) as archive:
             names = archive.namelist()
@@ -207,9 +223,14 @@ def _has_member(artifact: Path, member: str) -> bool:
     return any(name == member or name.endswith("/" + member) for name in names)
 
 
-def _where(artifact: Path, literals: list[str], member: str) -> dict[str, str]:
+def _where(artifact: Artifact, literals: list[str], member: str) -> dict[str, str]:
     """For each literal found in ``artifact``: the first member holding it (only ``member`` unless it is ``*``)."""
     found: dict[str, str] = {}
+    if isinstance(artifact, RepoTag):
+        for literal in literals:
+            if names := repo_grep(artifact, literal, member):
+                found[literal] = names[0]
+        return found
     for name, data in _members(artifact):
         if member != "*" and not (name == member or name.endswith("/" + member)):
             continue
@@ -219,7 +240,21 @@ def _where(artifact: Path, literals: list[str], member: str) -> dict[str, str]:
     return found
 
 
-Scan = Callable[[Path, list[str], str], dict[str, str]]
+Scan = Callable[[Artifact, list[str], str], dict[str, str]]
+
+
+def tag_releases(tags: Iterable[str]) -> dict[Version, str]:
+    """The releases a repository's tags name (``v2.4`` -> 2.4), each with its tag; pre-releases and other tags
+    are left out."""
+    out: dict[Version, str] = {}
+    for tag in tags:
+        try:
+            version = Version(tag.removeprefix("v"))
+        except InvalidVersion:
+            continue
+        if not version.is_prerelease and not version.is_devrelease:
+            out.setdefault(version, tag)
+    return out
 
 
 class Scanner:
@@ -227,13 +262,13 @@ class Scanner:
     hundreds of MB unpacked); register them with :meth:`want` before the first read."""
 
     def __init__(self) -> None:
-        self._wanted: dict[Path, set[str]] = defaultdict(set)
-        self._read: dict[tuple[Path, str], tuple[set[str], dict[str, str]]] = {}
+        self._wanted: dict[Artifact, set[str]] = defaultdict(set)
+        self._read: dict[tuple[Artifact, str], tuple[set[str], dict[str, str]]] = {}
 
-    def want(self, artifact: Path, literals: Iterable[str]) -> None:
+    def want(self, artifact: Artifact, literals: Iterable[str]) -> None:
         self._wanted[artifact].update(literals)
 
-    def __call__(self, artifact: Path, literals: list[str], member: str) -> dict[str, str]:
+    def __call__(self, artifact: Artifact, literals: list[str], member: str) -> dict[str, str]:
         done = self._read.get((artifact, member))
         if done is None or not set(literals) <= done[0]:
             pending = set(literals) | self._wanted[artifact]
@@ -246,14 +281,15 @@ def prove(
     claim: Claim,
     literals: list[str],
     releases: list[Version],
-    artifact: Callable[[Version], Path | None],
+    artifact: Callable[[Version], Artifact | None],
     member: str = "*",
     scan: Scan = _where,
+    boundary: str = "",
 ) -> Outcome:
     """Read the boundary releases of the claim's spec for the literals (see the module doc): the first one found in a
     release inside the spec that agrees with it at every boundary is recorded, else the first one found."""
     spec = SpecifierSet(claim.spec.replace(" ", ""))
-    versions = boundary_releases(spec, releases)
+    versions = boundary_releases(SpecifierSet(boundary.replace(" ", "")) if boundary else spec, releases)
     artifacts = {v: artifact(v) for v in versions}
     missing = [str(v) for v, a in artifacts.items() if a is None]
     if not versions or missing:
@@ -279,9 +315,21 @@ def prove(
     if wrong:
         return Outcome(claim, wording, checks, f"contradicts `{claim.spec}`: {problem}")
     open_ends = unbracketed(spec, [Version(c.version) for c in checks])
+    if boundary:
+        open_ends = [b for b in open_ends if SpecifierSet(b) == SpecifierSet(boundary.replace(" ", ""))]
     if open_ends:
         return Outcome(claim, wording, checks, f"no release listed on both sides of {', '.join(open_ends)}")
     return Outcome(claim, wording, checks, "")
+
+
+def _git(git_dir: Path, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(git_dir), *args], capture_output=True, text=True, check=False).stdout
+
+
+def _tag(git_dir: Path, tags: Mapping[Version, str], version: Version) -> RepoTag | None:
+    """The release ``version`` at its tag in the mirror (named ``owner/name@tag`` after the mirror's folder)."""
+    owner_name = git_dir.resolve().parent.name if git_dir.name == "repo" else git_dir.name
+    return RepoTag(git_dir, owner_name.replace("+", "/", 1), tags[version]) if version in tags else None
 
 
 def _quote(text: str) -> str:
@@ -291,8 +339,11 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def record_yaml(outcome: Outcome, means: str = "") -> str:
-    """The record as it is appended to ``proofs/<library>.yaml`` (one line per check, as the files are written)."""
+def record_yaml(outcome: Outcome, means: str = "", unprovable: str = "", boundary: str = "") -> str:
+    """The record as it is appended to ``proofs/<library>.yaml`` (one line per check, as the files are written).
+
+    With ``unprovable`` (why no artifact reachable here proves the claim), the record keeps only the checks that
+    agree with the spec — the boundary it could read — and says why the rest is not proven."""
     claim = outcome.claim
     lines = [f"  - subject: {claim.subject}", f"    claim: {claim.claim}"]
     if claim.template:
@@ -300,8 +351,14 @@ def record_yaml(outcome: Outcome, means: str = "") -> str:
     lines += [f"    spec: {_quote(claim.spec)}", f"    wording: {_quote(outcome.wording)}"]
     if means:
         lines.append(f"    means: {_quote(means)}")
-    lines.append("    checked:")
-    for c in outcome.checks:
+    if boundary:
+        lines.append(f"    boundary: {_quote(boundary)}")
+    spec = SpecifierSet(claim.spec.replace(" ", ""))
+    checks = [c for c in outcome.checks if not unprovable or (Version(c.version) in spec) == c.present]
+    if unprovable:
+        lines.append(f"    unprovable: {_quote(unprovable)}")
+    lines.append("    checked:" if checks else "    checked: []")
+    for c in checks:
         present = "true" if c.present else "false"
         lines.append(
             f"      - {{version: {c.version}, present: {present}, artifact: {c.artifact}, file: {_quote(c.file)}}}"
@@ -348,7 +405,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unproven", action="store_true", help="list the claims without a record; read nothing")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/dtypefix-proofs"), help="download folder")
     parser.add_argument("--kb", type=Path, default=builtin_kb_dir(), help="the KB beside proofs/ and census/")
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        help="read the releases at their tags in this repository mirror (its git "
+        "directory, /work/.mirror/<owner>+<name>/repo as `fetch` leaves it) instead of downloading",
+    )
     parser.add_argument("--write", action="store_true", help="append proven records to proofs/<library>.yaml")
+    parser.add_argument(
+        "--boundary",
+        default="",
+        help="read only the releases around this clause of the spec (one record per boundary, each its own literal)",
+    )
+    parser.add_argument(
+        "--unprovable",
+        default="",
+        help="with --write: record the claim as unprovable for this reason, with the checks that agree with it",
+    )
     args = parser.parse_args(argv)
     entries = {e.id: e for e in load_catalog([args.kb], include_builtin=False, cache_dir=None).entries}
     census = load_census(census_dir(args.kb))
@@ -385,12 +458,20 @@ def main(argv: list[str] | None = None) -> int:
     args.cache.mkdir(parents=True, exist_ok=True)
     listed: dict[str, list[Version]] = {}
     scanner = Scanner()
-    planned: list[tuple[Claim, list[str], Callable[[Version], Path | None]]] = []
+    planned: list[tuple[Claim, list[str], Callable[[Version], Artifact | None]]] = []
+    tags = tag_releases(_git(args.repo, "tag").split()) if args.repo else {}
     for claim, literals in jobs:
-        if claim.library not in listed:
-            listed[claim.library] = _releases(claim.library)
-        artifact = functools.partial(_download, claim.library, cache=args.cache)
-        for version in boundary_releases(SpecifierSet(claim.spec.replace(" ", "")), listed[claim.library]):
+        artifact: Callable[[Version], Artifact | None]
+        if args.repo:
+            listed[claim.library] = sorted(tags)
+            artifact = functools.partial(_tag, args.repo, tags)
+        else:
+            if claim.library not in listed:
+                listed[claim.library] = _releases(claim.library)
+            artifact = functools.partial(_download, claim.library, cache=args.cache)
+        for version in boundary_releases(
+            SpecifierSet((args.boundary or claim.spec).replace(" ", "")), listed[claim.library]
+        ):
             if (path := artifact(version)) is not None:
                 scanner.want(path, literals)
         planned.append((claim, literals, artifact))
@@ -400,7 +481,12 @@ def main(argv: list[str] | None = None) -> int:
         if not literals:
             print(f"SKIP {label}: no literal wording to search")
             continue
-        outcome = prove(claim, literals, listed[claim.library], fetch, args.file, scanner)
+        outcome = prove(claim, literals, listed[claim.library], fetch, args.file, scanner, args.boundary)
+        if args.unprovable:
+            print(f"UNPROVABLE {label}: {outcome.problem or 'holds'}; recorded: {args.unprovable}")
+            if args.write:
+                _append(folder, claim.library, record_yaml(outcome, args.means, args.unprovable, args.boundary))
+            continue
         if outcome.problem:
             bad += 1
             print(f"FAIL {label} {claim.library} `{claim.spec}`: {outcome.problem}")
@@ -409,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"OK   {label} {claim.library} `{claim.spec}`: {outcome.wording!r}")
         if args.write:
-            _append(folder, claim.library, record_yaml(outcome, args.means))
+            _append(folder, claim.library, record_yaml(outcome, args.means, boundary=args.boundary))
     return 1 if bad else 0
 
 

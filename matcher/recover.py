@@ -73,16 +73,26 @@ def variant_lines(stacks: Iterable[Stack], lines: Iterable[ErrorLine]) -> list[E
 
 
 _LIBRARY_PATH = ("site-packages/", "dist-packages/", "/lib/python")
+# A library's bare ``assert`` that tests dtypes or devices (``assert len(set(t.dtype for t in tensors)) == 1``,
+# ``assert x.device == y.device``): with no message, the condition is all the failure says, so it is read as the
+# message; other library assertions stay unread (their condition is about the library's own state).
+_DTYPE_OR_DEVICE_TEST = lazy_regex(
+    r"\b(?:dtypes?|devices?)\b[^\n]*(?:==|!=|\bis\b|\bin\b)|(?:==|!=)[^\n]*\b(?:dtypes?|devices?)\b"
+)
 
 
 def _own_assertion(stack: Stack) -> ErrorLine | None:
     """``assert has_transformer_engine_layers(model)`` in the user's script fails as a bare ``AssertionError`` (or
     with the script's own words): the condition it tests is what the failure is about, so it is read as the message
-    too, and the entry about that condition can be weighed on its config and version evidence."""
+    too, and the entry about that condition can be weighed on its config and version evidence. A library's bare
+    assertion is read the same way only when it tests dtypes or devices (``_DTYPE_OR_DEVICE_TEST``)."""
     if stack.exc_type.rsplit(".", 1)[-1] != "AssertionError" or not stack.frames:
         return None
     last = stack.frames[-1]
-    if not last.code.startswith("assert ") or any(part in last.file.replace("\\", "/") for part in _LIBRARY_PATH):
+    if not last.code.startswith("assert "):
+        return None
+    in_library = any(part in last.file.replace("\\", "/") for part in _LIBRARY_PATH)
+    if in_library and (stack.message or not _DTYPE_OR_DEVICE_TEST.search(last.code)):
         return None
     return ErrorLine(stack.exc_type, f"{last.code} {stack.message}".strip(), stack.stream)
 

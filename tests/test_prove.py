@@ -10,8 +10,19 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from dtypefix.kbtools.proofs import Check, Claim, Proof, coverage, note_spec, proof_problems, stated_claims
-from dtypefix.kbtools.prove import boundary_releases, candidates, prove, record_yaml
+from dtypefix.kbtools.proofs import (
+    Check,
+    Claim,
+    Proof,
+    RepoTag,
+    coverage,
+    note_spec,
+    proof_problems,
+    repo_grep,
+    stated_claims,
+    verify,
+)
+from dtypefix.kbtools.prove import boundary_releases, candidates, prove, record_yaml, tag_releases
 from dtypefix.matcher.entry import KBEntry
 
 
@@ -132,3 +143,92 @@ def test_coverage_counts_a_claim_proven_only_by_a_record_that_holds(base: KBEntr
     bad = coverage(claims, [wrong], {wrong.where: proof_problems(wrong, entries, [])})
     assert (bad.proven, bad.contradicted) == (0, 1)
     assert coverage(claims, [], {}).unproven == tuple(claims)
+
+
+def _accelerate_claim(base: KBEntry) -> tuple[dict[str, KBEntry], list[Claim]]:
+    entry = dataclasses.replace(base, id="DTF9201", messages=('accelerate 0.30-1.3: "x"',), affected={}, fixed_in={})
+    entries = {"DTF9201": entry}
+    return entries, stated_claims(entries, [])
+
+
+def _record(checks: tuple[tuple[str, bool], ...], **extra: str) -> Proof:
+    done = tuple(Check(v, p, f"accelerate-{v}.whl", "*") for v, p in checks)
+    return Proof(
+        Path("proofs/accelerate.yaml"),
+        0,
+        "accelerate",
+        "DTF9201",
+        "messages[0]",
+        ">=0.30,<1.4",
+        "x",
+        "",
+        "",
+        done,
+        **extra,
+    )
+
+
+def test_a_claim_is_proven_by_one_record_per_boundary(base: KBEntry) -> None:
+    """Two literals, each separating one boundary, prove the claim together; either alone does not."""
+    entries, claims = _accelerate_claim(base)
+    low = _record((("0.29.3", False), ("0.30.0", True)), boundary=">=0.30")
+    high = dataclasses.replace(_record((("1.3.0", True), ("1.4.0", False)), boundary="<1.4.0"), index=1)
+    assert proof_problems(low, entries, []) == proof_problems(high, entries, []) == []
+    both = coverage(claims, [low, high], {})
+    assert (both.proven, both.unproven) == (1, ())
+    assert coverage(claims, [low], {}).unproven == tuple(claims)
+    wrong = _record((("0.29.3", False), ("0.30.0", True)), boundary="<2.0")
+    assert "boundary `<2.0` is not a clause of `>=0.30,<1.4`" in proof_problems(wrong, entries, [])
+
+
+def test_an_unprovable_record_keeps_its_reason_and_is_not_a_proof(base: KBEntry) -> None:
+    entries, claims = _accelerate_claim(base)
+    record = _record((("0.29.3", False), ("0.30.0", True)), unprovable="no release after 1.3 yet")
+    assert proof_problems(record, entries, []) == []  # the open boundary is what the reason explains
+    tally = coverage(claims, [record], {record.where: []})
+    assert (tally.proven, tally.unproven, tally.unprovable) == (0, (), ((claims[0], "no release after 1.3 yet"),))
+    contradicted = _record((("0.29.3", True),), unprovable="why")  # its checks must still agree with the spec
+    assert proof_problems(contradicted, entries, []) != []
+
+
+def test_releases_are_read_at_their_tags_in_a_repository_mirror(tmp_path: Path) -> None:
+    """A real git repository with two tags: tag_releases lists them, repo_grep and verify read them."""
+    import subprocess
+
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(work), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (work / "pkg").mkdir()
+    for tag, text in (("v1.4", "old wording"), ("v1.5", "new wording")):
+        (work / "pkg" / "utils.py").write_text(f"raise ValueError('{text}')\n")
+        git("add", "-A")
+        git("commit", "-qm", tag)
+        git("tag", tag)
+    git("tag", "v1.6rc1")
+    mirror = tmp_path / "mirror" / "acme+engine"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(work), str(mirror / "repo")], check=True)
+    assert tag_releases(["v1.4", "v1.5", "v1.6rc1", "nightly"]) == {Version("1.4"): "v1.4", Version("1.5"): "v1.5"}
+    tag = RepoTag(mirror / "repo", "acme/engine", "v1.5")
+    assert repo_grep(tag, "new wording", "*") == ["pkg/utils.py"]
+    assert repo_grep(tag, "old wording", "pkg/utils.py") == []
+    proof = Proof(
+        Path("proofs/engine.yaml"),
+        0,
+        "engine",
+        "DTF9202",
+        "messages[0]",
+        ">=1.5",
+        "new wording",
+        "",
+        "",
+        (Check("1.4", False, "acme/engine@v1.4", "pkg/utils.py"), Check("1.5", True, "acme/engine@v1.5", "*")),
+    )
+    assert verify(proof, tmp_path / "mirror") == []
+    wrong = dataclasses.replace(proof, checks=(Check("1.4", True, "acme/engine@v1.4", "pkg/utils.py"),))
+    assert [problem for _, problem in verify(wrong, tmp_path / "mirror")] == ["wording is absent in pkg/utils.py"]

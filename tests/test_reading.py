@@ -7,6 +7,7 @@ damages one (cuts it, wraps it), it says how. None comes from the held-out sampl
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -417,3 +418,42 @@ def test_the_users_own_assertion_lets_the_entry_about_it_decide(said: str) -> No
 def test_a_librarys_assertion_is_not_read_as_the_users() -> None:
     text = TE_ASSERT.replace("/home/user/train_fp8.py", "/home/user/.venv/lib/python3.12/site-packages/x/y.py")
     assert not any(m.entry.id == "DTF250" for m in explain(text.format(message="", colon="")).matches)
+
+
+@pytest.mark.parametrize("name", ["h100-trainer-fp16-on-bf16-model", "h100-trainer-fp16-on-fp16-model"])
+def test_a_real_trainer_log_with_tqdm_glued_to_the_header_reads_whole(name: str) -> None:
+    """Real H100 output (tests/data/recorded): Trainer's tqdm bar has no newline before `Traceback (most recent call
+    last):`; the traceback is read whole, with its one exception, and no answer asks for the full traceback."""
+    text = (Path(__file__).parent / "data" / "recorded" / f"{name}.log").read_text(encoding="utf-8")
+    assert "it/s]Traceback (most recent call last):" in text
+    report = explain(text)
+    assert report.incident.has_complete_traceback
+    assert len(report.incident.stacks) == 1
+
+
+def test_a_library_assertion_that_compares_dtypes_is_read_as_a_dtype_check() -> None:
+    """Real output (LLaMA-Factory issue 2774, tests/blind21, as posted: the assert line and a bare AssertionError),
+    then the same inside a library frame: a bare AssertionError whose only words are a condition on dtypes gets the
+    dtype safety net, at low confidence; a library's bare assertion about anything else stays unread."""
+    posted = "    assert len(set(t.dtype for t in tensors)) == 1\n\n  AssertionError\n\n"
+    assert [(m.entry.id, m.confidence.value) for m in explain(posted).matches] == [("DTF050", "low")]
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/.venv/lib/python3.10/site-packages/torch/distributed/fsdp/_flat_param.py", line 728,'
+        " in _validate_tensors_to_flatten\n"
+        "    assert len(set(t.dtype for t in tensors)) == 1\n"
+        "AssertionError\n"
+    )
+    assert [(m.entry.id, m.confidence.value) for m in explain(text).matches] == [("DTF050", "low")]
+    other = text.replace("len(set(t.dtype for t in tensors)) == 1", "self._is_initialized")
+    assert explain(other).matches == ()
+
+
+def test_please_ensure_is_a_check_word_of_the_dtype_safety_net() -> None:
+    """Real output (pytorch issue 111317, tests/blind20): FSDP's gradient assignment names two dtypes and asks to
+    "ensure" they match; no entry knows it, and it is not "no known cause"."""
+    message = (
+        "RuntimeError: attempting to assign a gradient with dtype 'c10::BFloat16' to a tensor with dtype 'float'."
+        " Please ensure that the gradient and the tensor have the same dtype\n"
+    )
+    assert explain(message).matches[0].entry.id == "DTF050"
