@@ -54,6 +54,11 @@ RuntimeError: mat1 and mat2 must have the same dtype, but got Float and BFloat16
          "threading.py", OwnerKind.INTERNAL, "", "threading.py"),
         ("/opt/conda/lib/python3.10/concurrent/futures/thread.py", OwnerKind.INTERNAL, "", "thread.py"),
         ("C:\\Python311\\Lib\\threading.py", OwnerKind.INTERNAL, "", "threading.py"),
+        # a Windows conda env's standard library (no python3.x folder), pip's console-script launchers
+        ("G:\\CondaEnvs\\whisperx\\lib\\runpy.py", OwnerKind.INTERNAL, "", "runpy.py"),
+        ("G:\\CondaEnvs\\whisperx\\Scripts\\whisperx.exe\\__main__.py", OwnerKind.INTERNAL, "", "__main__.py"),
+        ("/Library/Frameworks/Python.framework/Versions/3.11/bin/whisperx", OwnerKind.INTERNAL, "", "whisperx"),
+        ("C:\\proj\\lib\\utils.py", OwnerKind.USER, "", "utils.py"),
         ("/home/user/lib/python3/mine.py", OwnerKind.USER, "", "mine.py"),
         ("/home/user/project/train.py", OwnerKind.USER, "", "train.py"),
     ],
