@@ -18,9 +18,11 @@ __all__ = [
     "FRAME",
     "MAX_LINE",
     "ErrorLine",
+    "ForwardTrace",
     "Frame",
     "Stack",
     "find_error_lines",
+    "find_forward_traces",
     "parse_stacks",
 ]
 
@@ -351,4 +353,53 @@ def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
         # Outside a traceback the following lines are often unrelated log output: take only a few.
         rest, _ = _read_message(lines, index + 1, limit=6)
         found.append(ErrorLine(exc["type"], "\n".join(p for p in (first, rest) if p), stream))
+    return found
+
+
+@dataclass(frozen=True)
+class ForwardTrace:
+    """The forward frames autograd's anomaly mode prints when a backward node fails.
+
+    ``torch.autograd.set_detect_anomaly(True)`` warns "Error detected in PowBackward0. Traceback of forward call that
+    caused the error:" and the frames of the forward call that built that node, before the real traceback, which only
+    reaches ``loss.backward()``: the line to look at is the forward one."""
+
+    node: str
+    """The backward node anomaly mode names (``PowBackward0``, ``ScaleBackward``)."""
+    frames: tuple[Frame, ...]
+
+
+# torch's TORCH_WARN in python_anomaly_mode.cpp, as a Python warning ("...graph.py:869: UserWarning: Error detected
+# in X. Traceback of forward call that caused the error:") or torch 1.x's "[W python_anomaly_mode.cpp:104] Warning:".
+# A parent's trace ("Traceback of forward call that induced the previous calculation") follows it and is not read.
+_ANOMALY = lazy_regex(r"Error detected in (?P<node>[\w.]+)\. Traceback of forward call that caused the error:\s*$")
+_ANOMALY_WORDS = "Traceback of forward call that caused the error:"
+
+
+def find_forward_traces(text: str) -> list[ForwardTrace]:
+    """Every forward trace anomaly mode printed, in printed order, each with the frames that follow its warning."""
+    if _ANOMALY_WORDS not in text:
+        return []
+    found: list[ForwardTrace] = []
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        marker = _ANOMALY.search(line[:MAX_LINE]) if _ANOMALY_WORDS in line else None
+        if marker is None:
+            continue
+        frames: list[Frame] = []
+        at = index + 1
+        while at < len(lines) and (frame := FRAME.match(lines[at])):
+            code = marked = ""
+            nxt = lines[at + 1] if at + 1 < len(lines) else ""
+            if nxt.startswith("    ") and not FRAME.match(nxt):
+                code = nxt.strip()
+                at += 1
+                after = lines[at + 1] if at + 1 < len(lines) else ""
+                marked = _marked(nxt, after)
+                if marked:
+                    at += 1
+            frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code, marked))
+            at += 1
+        if frames:
+            found.append(ForwardTrace(marker["node"], tuple(frames)))
     return found
