@@ -66,6 +66,9 @@ _INSTALLED = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[
 _SINGLE_MODULE = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
 _REMOTE = lazy_regex(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
 _NOTEBOOK = lazy_regex(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
+# A ComfyUI custom node (``ComfyUI/custom_nodes/ComfyUI-IPAdapter-Flux/attention_processor.py``): a third-party
+# project cloned into ComfyUI, not the user's code; its fix is the node's update or its author's.
+_CUSTOM_NODE = lazy_regex(r"[\\/]custom_nodes[\\/](?P<node>[^\\/]+)[\\/](?P<rest>.+)$")
 _INTERNAL = lazy_regex(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
 # The launcher pip writes for a package's console script: ``Scripts\whisperx.exe\__main__.py`` on Windows,
 # ``<env>/bin/accelerate`` (no suffix) elsewhere. Its one line is ``sys.exit(main())``: nobody's code to fix, and not
@@ -118,6 +121,9 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     if single:
         name = _distribution(single["module"])
         return Owner(OwnerKind.PACKAGE, name, _version(name, packages), f"{single['module']}.py")
+    node = _CUSTOM_NODE.search(normalized)
+    if node:
+        return Owner(OwnerKind.PACKAGE, node["node"], _version(node["node"].lower(), packages), node["rest"])
     if _STDLIB.search(path) or _stdlib_module(normalized):
         return Owner(OwnerKind.INTERNAL, "", "", normalized.rsplit("/", 1)[-1])
     for match in _folders(normalized):

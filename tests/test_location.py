@@ -58,6 +58,11 @@ RuntimeError: mat1 and mat2 must have the same dtype, but got Float and BFloat16
         ("G:\\CondaEnvs\\whisperx\\lib\\runpy.py", OwnerKind.INTERNAL, "", "runpy.py"),
         ("G:\\CondaEnvs\\whisperx\\Scripts\\whisperx.exe\\__main__.py", OwnerKind.INTERNAL, "", "__main__.py"),
         ("/Library/Frameworks/Python.framework/Versions/3.11/bin/whisperx", OwnerKind.INTERNAL, "", "whisperx"),
+        # a ComfyUI custom node is a third-party project, not the user's code (ComfyUI-IPAdapter-Flux, DTF668)
+        ("/home/user/ComfyUI/custom_nodes/ComfyUI-IPAdapter-Flux/attention_processor.py", OwnerKind.PACKAGE,
+         "ComfyUI-IPAdapter-Flux", "attention_processor.py"),
+        ("D:\\ComfyUI\\custom_nodes\\ComfyUI-AnimateDiff-Evolved\\animatediff\\motion_module.py", OwnerKind.PACKAGE,
+         "ComfyUI-AnimateDiff-Evolved", "animatediff/motion_module.py"),
         ("C:\\proj\\lib\\utils.py", OwnerKind.USER, "", "utils.py"),
         ("/home/user/lib/python3/mine.py", OwnerKind.USER, "", "mine.py"),
         ("/home/user/project/train.py", OwnerKind.USER, "", "train.py"),
