@@ -30,6 +30,11 @@ def _answer(history: tuple[FrameHistory, ...]) -> list[tuple[str, str, str]]:
     return [(f.library, best_change(f).release, best_change(f).closeness) for f in shown(history)]
 
 
+def _own(answer: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The answer less its file-level leads (changes to another function beside the failing one)."""
+    return [a for a in answer if a[2] != "file"]
+
+
 def _right(answer: list[tuple[str, str, str]], library: str, fixed_in: object) -> bool:
     if fixed_in is None:  # no release fixed it: right when nothing claims the failing line or its neighbours
         return not any(lib == library and close in ("line", "near") for lib, _, close in answer)
@@ -71,6 +76,12 @@ def main() -> None:
         print(f"  left out {line}")
     print(f"right without a freeze: {right_plain}/{n} = {right_plain / n:.0%}")
     print(f"right with a freeze:    {right_frozen}/{n} = {right_frozen / n:.0%}")
+    # The same, counting only changes to the failing function itself (a "file" lead, a later change to a function
+    # beside it, is the weaker tier): what the answers are worth without it.
+    strict_plain = sum(_right(_own(p), c["library"], c["fixed_in"]) for _, c, p, _ in fixed)
+    strict_frozen = sum(_right(_own(f), c["library"], c["fixed_in"]) for _, c, _, f in fixed)
+    print(f"without the file-level leads: {strict_plain}/{n} = {strict_plain / n:.0%} without a freeze, ", end="")
+    print(f"{strict_frozen}/{n} = {strict_frozen / n:.0%} with one")
 
 
 if __name__ == "__main__":

@@ -41,9 +41,9 @@ _WORDS: dict[str, tuple[str, str]] = {
     ),
     "file": (
         "{lib} {release} changed the dtype handling of `{function}`, next to `{failed}` in the same file: {code}{pr} "
-        "— {have}; a weaker lead: this code did not change, a helper beside it did.",
+        "— {have}; a weaker lead: `{failed}` itself has no later dtype change, a function beside it has.",
         "{lib} {release} 改了同一文件中紧挨 `{failed}` 的 `{function}` 的 dtype 处理：{code}{pr}——{have}；"
-        "出错的代码本身没改，改的是它旁边的函数，线索较弱。",
+        "出错的函数本身之后没再改过 dtype 处理，改的是它旁边的函数，线索较弱。",
     ),
     "removed": ("removed {code}", "删除了 {code}"),
     "moved": (" (the code has since moved to `{path}`)", "（这段代码之后移到了 `{path}`）"),
@@ -51,7 +51,17 @@ _WORDS: dict[str, tuple[str, str]] = {
         "A change to this code's dtype/device handling in a later release, likely the fix (confidence: {conf}).",
         "这是后续版本对这段代码 dtype/设备处理的改动，很可能就是修复（置信度：{conf}）。",
     ),
+    "what.file": (
+        "A later release's change to the code beside the failing function, not to it: a lead to check, not a likely "
+        "fix (confidence: {conf}).",
+        "这是后续版本对出错函数旁边的代码（而不是出错函数本身）的改动：值得一查的线索，未必就是修复（置信度：{conf}）。",
+    ),
     "have.versions": ("you have {version}", "你装的是 {version}"),
+    "have.minor": (
+        "you have {version}, and the index keeps only the last patch of each minor release: {version} may already "
+        "have this change",
+        "你装的是 {version}；索引只收每个小版本的最后一个补丁版本，这处改动可能 {version} 里已经有了",
+    ),
     "have.lines": (
         "no version given, and the lines in this traceback match {lib} {range}",
         "输入里没有版本号，traceback 中的代码行与 {lib} {range} 一致",
@@ -111,7 +121,7 @@ def _sentence(frame: FrameHistory, change: Change, lang: str) -> str:
     if frame.installed_from in ("lines", "text"):
         have = _w(f"have.{frame.installed_from}", lang, lib=frame.library, range=_range(frame))
     else:
-        have = _w("have.versions", lang, version=frame.installed)
+        have = _w("have.versions" if change.sure else "have.minor", lang, version=frame.installed)
     moved = _w("moved", lang, path=change.moved_to) if change.moved_to else ""
     return _w(
         change.closeness,
@@ -142,7 +152,8 @@ def history_lines(report: Report, lang: str, *, brief: bool = False) -> list[str
     for frame in first:
         lines.append(f"- {_sentence(frame, best_change(frame), lang)}")
     top = best_change(first[0])
-    lines += ["", _w("what", lang, conf=_w(top.confidence, lang)), ""]
+    what = "what.file" if top.closeness == "file" else "what"
+    lines += ["", _w(what, lang, conf=_w(top.confidence, lang)), ""]
     return lines
 
 

@@ -44,6 +44,15 @@ _WORDS: dict[str, tuple[str, str]] = {
         "called from the model repository's code at {site}",
         "由模型仓库自带的代码 {site} 调用",
     ),
+    "traced": (
+        "the forward call that anomaly mode (`set_detect_anomaly`) traced for `{node}`",
+        "这是 autograd 异常检测（`set_detect_anomaly`）为 `{node}` 追溯到的前向调用",
+    ),
+    "backward": (
+        "the backward pass ran from {site} (`{code}`)",
+        "反向传播从 {site}（`{code}`）发起",
+    ),
+    "backward.bare": ("the backward pass ran from {site}", "反向传播从 {site} 发起"),
     "cut": (
         "the paste ends here, before the error line",
         "粘贴的内容到这里就断了，没有错误那一行",
@@ -153,6 +162,8 @@ _DTYPES = {
     "fp64": "float64",
     "bf16": "bfloat16",
 }
+# Ascend CANN's data types (``op::DataType``) whose torch name is not the lower-cased rest.
+_CANN = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_BF16": "bfloat16"}
 _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
@@ -160,7 +171,11 @@ _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 
 def readable_value(value: str) -> str:
     """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
-    (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); devices stay as printed."""
+    (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); Ascend CANN's ``DT_BFLOAT16`` and its lists
+    (``DT_FLOAT16,DT_FLOAT,``) as torch's names; devices stay as printed."""
+    if value.startswith("DT_"):
+        names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
+        return ", ".join(names)
     if match := _LEGACY.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])
         return f"{dtype} (cuda)" if match["cuda"] else f"{dtype} (cpu)"
@@ -242,6 +257,7 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "model": ("model", "模型"),
     "model dtype": ("model dtype", "模型 dtype"),
     "training precision": ("training precision", "训练精度"),
+    "dtype support list": ("dtypes the operator takes", "算子支持的 dtype"),
 }
 
 
@@ -296,6 +312,8 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
             where += f"{semicolon}{_w('in_torch', lang)}"
         if location.caller is not None:
             where += f"{semicolon}{_caller_words(location.caller, lang)}"
+        if location.traced:
+            where += f"{semicolon}{_traced_words(location, lang)}"
         if cut:
             where += f"{semicolon}{_w('cut', lang)}"
         block.append(f"{_label('where', lang)} {where}")
@@ -331,6 +349,18 @@ def _caller_words(caller: Site, lang: str) -> str:
         return _w("caller.package", lang, name=owner.name, site=_place(caller))
     site = f"`{_short(caller.file)}:{caller.line}`"
     return _w("caller.remote" if owner.kind is OwnerKind.REMOTE else "caller", lang, site=site)
+
+
+def _traced_words(location: Location, lang: str) -> str:
+    """That the line is anomaly mode's forward trace, and where the traceback's backward pass was run from."""
+    said = _w("traced", lang, node=location.traced)
+    backward = location.backward
+    if backward is None:
+        return said
+    site = f"`{_short(backward.file)}:{backward.line}`"
+    code = backward.code.replace("`", "'")
+    more = _w("backward", lang, site=site, code=code) if code else _w("backward.bare", lang, site=site)
+    return f"{said}{'；' if lang == 'zh' else '; '}{more}"
 
 
 def _hint_value(value: str, lang: str) -> str:
@@ -505,6 +535,7 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
             for h in location.hints
         ],
         "first_step": {"en": _first_step(location, "en") or None, "zh": _first_step(location, "zh") or None},
+        "anomaly": {"node": location.traced, "backward": _site_json(location.backward)} if location.traced else None,
     }
 
 
@@ -560,7 +591,18 @@ def location_schema() -> dict[str, Any]:
     return {
         "type": ["object", "null"],
         "description": "Added in 1.2: where it broke, the operands and whose code the line is (docs/json-output.md).",
-        "required": ["site", "in_torch", "caller", "call", "module", "op", "operands", "hints", "first_step"],
+        "required": [
+            "site",
+            "in_torch",
+            "caller",
+            "call",
+            "module",
+            "op",
+            "operands",
+            "hints",
+            "first_step",
+            "anomaly",
+        ],
         "properties": {
             "site": site,
             "in_torch": {"type": "boolean"},
@@ -574,6 +616,13 @@ def location_schema() -> dict[str, Any]:
                 "type": "object",
                 "required": ["en", "zh"],
                 "properties": {"en": text, "zh": text},
+            },
+            "anomaly": {
+                "type": ["object", "null"],
+                "description": "Added within 1.2: the backward node whose forward trace anomaly mode printed, "
+                "and the line the backward pass ran from.",
+                "required": ["node", "backward"],
+                "properties": {"node": {"type": "string"}, "backward": site},
             },
         },
     }

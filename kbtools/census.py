@@ -220,6 +220,12 @@ _OUT_RULES: tuple[tuple[str, Pattern], ...] = (
             r"|must be [<>]=? ?\d)"
         ),
     ),
+    # the CUDA runtime's own error table, linked statically into a library (libctranslate2): which GPUs a build
+    # targets, and the runtime's contexts, not where a tensor is
+    ("platform", _linear(r"(?i:\bkernel image\b|dynamic parallelism)")),
+    ("internal", _linear(r"(?i:invalid device (?:context|function)|device is active in this process)")),
+    # an interop protocol asked of the other kind of array (NumPy's of a CUDA array, CUDA's of a host array)
+    ("api-misuse", _linear(r"__(?:cuda_)?array_interface__")),
     ("other-sense", _linear(r"(?i:another device|reserved device name|virtual filesystem)")),
     # a warning about what will change or run slowly, not a check that failed
     ("not-a-check", _linear(r"(?i:will be deprecated|might result in slow)")),

@@ -30,6 +30,7 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,15 @@ __all__ = [
 
 DTYPE_LINE = re.compile(
     r"\.to\(|dtype|device|\.float\(\)|\.half\(\)|\.bfloat16\(\)|\.double\(\)|autocast|upcast|downcast"
-    r"|float16|bfloat16|float32|float64|\bfp16\b|\bbf16\b|\bfp32\b|\.type\(|\.cuda\(|\.cpu\("
+    r"|float16|bfloat16|float32|float64|\bfp16|\bbf16|\bfp32|\.type\(|\.cuda\(|\.cpu\("
+    r"|\bu?int8\b|float8|\bfp8\b|\bnf4\b|\bfp4\b|[48]_?bit\b|\b[48]-bit\b"
 )
-"""A changed line that touches dtype or device handling (the only changes the index keeps the text of)."""
+"""A changed line that touches dtype or device handling (the only changes the index keeps the text of): casts and
+moves, dtype names (``fp16_groups`` too), and the quantized widths (``int8``, ``nf4``, ``load_in_8bit``)."""
+_CONVERSION = re.compile(
+    r"\.to\(|\.cuda\(|\.cpu\(|\.float\(\)|\.half\(\)|\.bfloat16\(\)|\.double\(\)|\.type\(|autocast"
+)
+"""A statement that casts or moves a tensor: every line of it is dtype handling, even one naming no dtype."""
 
 _PR = re.compile(r"\(#(\d+)\)\s*$|#(\d+)")
 _MAX_LINES = 6
@@ -83,6 +90,11 @@ class Library:
     """Releases to index when not all of them can be (large wheels); empty: every release since ``since``."""
     note: str = ""
     """What is left out and why, stored with the index (``dtypefix --version`` readers see it in the data)."""
+    every_line: bool = True
+    """Keep the hash of every line of a file that had a dtype change, so that a frame in a function that never
+    changed (the usual case: the bug sits in a helper that did) still says which releases it can be running.
+    False for transformers and vLLM (the largest indexes) and unsloth (whose monthly releases are picked from a list
+    made by hand, so a refresh does not rebuild it): only the changed functions' lines are kept there."""
 
 
 _VLLM = (
@@ -92,6 +104,16 @@ _VLLM = (
     "0.9.2",
     "0.10.2",
     "0.11.2",
+    "0.12.0",
+    "0.13.0",
+    "0.14.1",
+    "0.15.1",
+    "0.16.0",
+    "0.17.1",
+    "0.18.1",
+    "0.19.1",
+    "0.20.2",
+    "0.21.0",
     "0.22.1",
     "0.23.0",
     "0.24.0",
@@ -105,9 +127,10 @@ _VLLM = (
     "0.32.0",
     "0.33.0",
 )
-"""The last patch of each minor release that has a Linux x86-64 wheel for Python 3.11 on the package index (0.12 to
-0.21 have none there)."""
+"""The last patch of each minor release (Linux x86-64 wheels; from 0.12 on they are tagged manylinux_2_31)."""
 _TORCH = (
+    "2.0.1",
+    "2.1.2",
     "2.2.2",
     "2.3.1",
     "2.4.1",
@@ -125,12 +148,12 @@ _TORCH = (
 )
 
 LIBRARIES: tuple[Library, ...] = (
-    Library("transformers", "transformers", "4.36.0"),
+    Library("transformers", "transformers", "4.36.0", every_line=False),
     Library("diffusers", "diffusers", "0.24.0", "huggingface+diffusers", "src"),
     Library("accelerate", "accelerate", "0.25.0", "huggingface+accelerate", "src"),
-    Library("peft", "peft", "0.7.0", "huggingface+peft", "src"),
+    Library("peft", "peft", "0.3.0", "huggingface+peft", "src"),
     Library("trl", "trl", "0.7.5", "huggingface+trl"),
-    Library("deepspeed", "deepspeed", "0.12.4", "deepspeedai+DeepSpeed"),
+    Library("deepspeed", "deepspeed", "0.10.0", "deepspeedai+DeepSpeed"),
     Library("bitsandbytes", "bitsandbytes", "0.41.3", "bitsandbytes-foundation+bitsandbytes", tag="{}"),
     Library("torchao", "torchao", "0.1.0", "pytorch+ao"),
     Library("liger-kernel", "liger_kernel", "0.1.0", "linkedin+Liger-Kernel", "src"),
@@ -138,19 +161,24 @@ LIBRARIES: tuple[Library, ...] = (
     Library("xformers", "xformers", "0.0.23", "facebookresearch+xformers"),
     # Unsloth publishes several releases a week; its git tags are month names, not versions.
     Library(
-        "unsloth", "unsloth", "2024.1", note="last release of each month only (no PR numbers: tags are not versions)"
+        "unsloth",
+        "unsloth",
+        "2024.1",
+        note="last release of each month only (no PR numbers: tags are not versions)",
+        every_line=False,
     ),
     Library(
         "vllm",
         "vllm",
         "0.6.0",
         versions=_VLLM,
-        note="last patch of each minor release only (vLLM wheels are 200-400 MB each); 0.12-0.21 not indexed (no Linux x86-64 wheel for Python 3.11 on the package index)",
+        every_line=False,
+        note="last patch of each minor release only (vLLM wheels are 200-400 MB each)",
     ),
     Library(
         "torch",
         "torch",
-        "2.2.0",
+        "2.0.0",
         only=("nn", "amp", "cuda/amp", "distributed", "optim", "_tensor.py", "autocast_mode.py"),
         versions=_TORCH,
         note="last patch of each minor release; Python files of nn, amp, distributed, optim (macOS arm64 wheels)",
@@ -313,6 +341,25 @@ class _Function:
     end: int
     body: tuple[str, ...]
     """Stripped lines from ``def`` to the end (what "the body changed" compares)."""
+    in_dtype_statement: frozenset[int] = frozenset()
+    """Indexes into ``body`` of the lines of a statement that spans several lines and casts or moves a tensor
+    (``Params4bit(super().to(device=device, dtype=dtype), ...,`` then one keyword argument a line): a change to one
+    of its lines changes that cast even when the changed line names no dtype itself. A long call that only passes a
+    ``dtype`` along among other arguments is not one."""
+
+
+def _statement_rows(function: ast.AST, lines: list[str]) -> set[int]:
+    """File line numbers of the multi-line statements (a compound statement: its header) that cast or move."""
+    rows: set[int] = set()
+    for node in ast.walk(function):
+        if not isinstance(node, ast.stmt) or node is function or isinstance(node, ast.FunctionDef | ast.ClassDef):
+            continue
+        inner = getattr(node, "body", None)
+        first = node.lineno
+        last = inner[0].lineno - 1 if isinstance(inner, list) and inner else (node.end_lineno or first)
+        if last > first and _CONVERSION.search("\n".join(lines[first - 1 : last])):
+            rows.update(range(first, last + 1))
+    return rows
 
 
 def _functions(text: str) -> dict[str, _Function]:
@@ -331,8 +378,14 @@ def _functions(text: str) -> dict[str, _Function]:
                 if not isinstance(child, ast.ClassDef):
                     start = child.decorator_list[0].lineno if child.decorator_list else child.lineno
                     end = child.end_lineno or child.lineno
-                    body = tuple(s for s in (x.strip() for x in lines[start - 1 : end]) if s)
-                    out.setdefault(name, _Function(start, end, body))
+                    numbered = [(n, x.strip()) for n, x in enumerate(lines[start - 1 : end], start) if x.strip()]
+                    body = tuple(x for _, x in numbered)
+                    marked: frozenset[int] = frozenset()
+                    if any(DTYPE_LINE.search(x) for x in body):
+                        rows = _statement_rows(child, lines)
+                        marked = frozenset(i for i, (n, _) in enumerate(numbered) if n in rows)
+                    # Python binds the last definition of a name: the implementation after its ``@overload`` stubs.
+                    out[name] = _Function(start, end, body, marked)
                 walk(child, name + ".")
 
     walk(tree, "")
@@ -376,7 +429,10 @@ def _dtype_change(old: _Function, new: _Function) -> tuple[list[str], list[str],
         if op == "equal":
             continue
         before, after = old.body[i1:i2], new.body[j1:j2]
-        if any(DTYPE_LINE.search(x) for x in (*before, *after)):
+        inside = any(i in old.in_dtype_statement for i in range(i1, i2)) or any(
+            j in new.in_dtype_statement for j in range(j1, j2)
+        )
+        if inside or any(DTYPE_LINE.search(x) for x in (*before, *after)):
             touched = True
             removed.extend(before)
             added.extend(after)
@@ -501,7 +557,8 @@ def build_library(lib: Library, releases: Iterable[ReleaseFiles], git: _Git | No
             row["e"] = [e.as_json() for e in events[path]]
             named = _spans(events[path], history[path], spans)
             row["sp"] = named
-            row["l"] = _deltas(_masked([(i, list(hashes[k]) if k else None) for i, k in history[path]], named))
+            lines = [(i, list(hashes[k]) if k else None) for i, k in history[path]]
+            row["l"] = _deltas(lines if lib.every_line else _masked(lines, named))
         files[path] = row
     return {
         "library": lib.dist,
@@ -608,47 +665,66 @@ def _pip_download(lib: Library, version: str, cache: Path) -> None:
     base = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"{lib.dist}=={version}", "-d", str(target)]
     extra = ["--only-binary", ":all:", "--python-version", "3.11"]
     if lib.dist == "torch":
-        extra += ["--platform", "macosx_11_0_arm64"]
+        extra += ["--platform", "macosx_11_0_arm64", "--platform", "macosx_14_0_arm64"]  # 2.12 on: macOS 14
     elif lib.dist == "vllm":
-        extra += ["--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64"]
+        extra += ["--platform", "manylinux_2_31_x86_64", "--platform", "manylinux_2_28_x86_64"]
+        extra += ["--platform", "manylinux2014_x86_64"]
     subprocess.run([*base, *extra], check=False, capture_output=True)
+    if version not in _archives(lib, cache):
+        # DeepSpeed publishes sdists only: pip prepares their metadata, which works without torch for most.
+        subprocess.run([*base, "--no-binary", ":all:"], check=False, capture_output=True)
 
 
-def build_from_git(lib: Library, git_dir: Path) -> dict[str, Any]:
-    """The index of ``lib`` from the release tags of a git repository, with commit subjects and PR numbers."""
+def build_from_git(
+    lib: Library,
+    git_dir: Path,
+    later: Mapping[str, Path] | None = None,
+    missing: list[str] | None = None,
+    fetch: Path | None = None,
+) -> dict[str, Any]:
+    """The index of ``lib`` from the release tags of a git repository, with commit subjects and PR numbers.
+
+    ``later`` (wheels / sdists by version) adds the releases newer than the mirror's newest tag: a mirror is a
+    snapshot, the package index goes on. Their changes have no PR number (no tag to trace them between).
+    """
     git = _Git(git_dir)
     try:
-        releases = [_git_release(lib, git, tag, v) for v, tag in _git_tags(lib, git)]
-        return build_library(lib, releases, git=git)
+        tagged = _git_tags(lib, git)
+        releases = [_git_release(lib, git, tag, v) for v, tag in tagged]
+        newest = Version(tagged[-1][0]) if tagged else Version("0")
+        after = {v: p for v, p in (later or {}).items() if Version(v) > newest}
+        return build_library(lib, chain(releases, _archive_releases(lib, after, missing, fetch)), git=git)
     finally:
         git.close()
+
+
+def _archive_releases(
+    lib: Library, archives: Mapping[str, Path], missing: list[str] | None, fetch: Path | None
+) -> Iterator[ReleaseFiles]:
+    """The releases of ``archives``, oldest first, read one at a time.
+
+    With ``fetch`` (a cache folder) a release absent from ``archives`` is downloaded with pip first and its file
+    deleted once read, so a refresh keeps only what it is reading on disk.
+    """
+    for version in sorted(archives, key=Version):
+        path = archives[version]
+        if not path.exists() and fetch is not None:
+            _pip_download(lib, version, fetch)
+            path = _archives(lib, fetch).get(version, path)
+        if not path.exists():
+            if missing is not None:
+                missing.append(f"{version}: no wheel or sdist could be read")
+            continue
+        yield _archive_release(lib, path, version)
+        if fetch is not None:
+            path.unlink()
 
 
 def build_from_archives(
     lib: Library, archives: Mapping[str, Path], missing: list[str] | None = None, fetch: Path | None = None
 ) -> dict[str, Any]:
-    """The index of ``lib`` from wheels / sdists by version (oldest first after sorting).
-
-    With ``fetch`` (a cache folder) a release absent from ``archives`` is downloaded with pip first and its file
-    deleted once read, so a refresh keeps only what it is reading on disk.
-    """
-    found = dict(archives)
-
-    def lazily() -> Iterator[ReleaseFiles]:
-        for version in sorted(found, key=Version):
-            path = found[version]
-            if not path.exists() and fetch is not None:
-                _pip_download(lib, version, fetch)
-                path = _archives(lib, fetch).get(version, path)
-            if not path.exists():
-                if missing is not None:
-                    missing.append(f"{version}: no wheel or sdist could be read")
-                continue
-            yield _archive_release(lib, path, version)
-            if fetch is not None:
-                path.unlink()
-
-    return build_library(lib, lazily())
+    """The index of ``lib`` from wheels / sdists by version (see :func:`_archive_releases` for ``fetch``)."""
+    return build_library(lib, _archive_releases(lib, archives, missing, fetch))
 
 
 def _pip_versions(lib: Library) -> list[str]:
@@ -663,14 +739,15 @@ def _pip_versions(lib: Library) -> list[str]:
 
 def _build_one(lib: Library, cache: Path, out: Path, download: bool, mirrors: Path) -> str:
     missing: list[str] = []
+    found = _archives(lib, cache)
+    wanted = list(lib.versions) or (_pip_versions(lib) if download else [])
+    wanted = wanted or [v for v in found if (p := _release_version(v)) and p >= Version(lib.since)]
+    archives = {v: found.get(v, cache / lib.dist / f"{lib.dist}-{v}.missing") for v in wanted}
+    fetch = cache if download else None
     if lib.repo and (mirrors / lib.repo / "repo").is_dir():
-        index = build_from_git(lib, mirrors / lib.repo / "repo")
+        index = build_from_git(lib, mirrors / lib.repo / "repo", archives, missing, fetch)
     else:
-        found = _archives(lib, cache)
-        wanted = list(lib.versions) or (_pip_versions(lib) if download else [])
-        wanted = wanted or [v for v in found if (p := _release_version(v)) and p >= Version(lib.since)]
-        archives = {v: found.get(v, cache / lib.dist / f"{lib.dist}-{v}.missing") for v in wanted}
-        index = build_from_archives(lib, archives, missing, cache if download else None)
+        index = build_from_archives(lib, archives, missing, fetch)
     if lib.note:
         missing.insert(0, lib.note)
     size = write_index(out, index, missing)

@@ -49,8 +49,10 @@ _VOCABULARY = re.compile(
     r"|\bDT_[A-Z0-9_]+\b|\bdevices?\b|\bcuda\b|\bcpu\b|\bxpu\b|\bnpu\b|\bmps\b|\bhpu\b|\bmeta tensor)"
     r"|\bHalf\b|\bBFloat16\b|\bFloat8_\w+|\bc10::\w+"
 )
-# A compiled string is a message only if it reads like one: words and spaces, not a symbol or a path.
-_SENTENCE = re.compile(r"[A-Za-z][A-Za-z'`]+ [A-Za-z'`{]+ ")
+# A compiled string is a message only if it reads like one: words and spaces, not a symbol or a path. A match starts
+# where a run of letters starts (the same strings match as without the lookbehind): trying every letter of a long
+# run made a 57,000-character string table entry take 24 s, and a whole libctranslate2 or libtorch_npu hours.
+_SENTENCE = re.compile(r"(?<![A-Za-z])[A-Za-z][A-Za-z'`]+ [A-Za-z'`{]+ ")
 _PRINTF = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)?[diouxXeEfgGsScpn]")
 _MIN_STRING = 12
 _MAX_TEMPLATE = 400

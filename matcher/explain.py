@@ -115,7 +115,7 @@ def _history(incident: Incident) -> tuple[FrameHistory, ...]:
         return ()
     from .history import fix_history
 
-    return fix_history(stack.frames, incident.packages)
+    return fix_history(stack.frames, incident.packages, text=incident.text)
 
 
 _LIBRARY_PATH = "-packages"

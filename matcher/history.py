@@ -25,7 +25,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .packages import PackageVersion
-from .traceback import Frame
+from .traceback import FRAME, Frame
 
 __all__ = [
     "DB_NAME",
@@ -74,6 +74,10 @@ class Change:
     moved_to: str = ""
     """The file the change is in when the code moved after the installed release (``diffusers/models/unets/...``);
     empty when it is the frame's own file."""
+    sure: bool = True
+    """Whether the change is surely later than the installed release; False when the user may already have it: it
+    lies inside the range of releases the traceback's lines match, or (an index that keeps only the last patch of
+    each minor release) in the indexed patch of the installed release's own minor."""
 
 
 @dataclass(frozen=True)
@@ -251,7 +255,8 @@ def _text_releases(row: dict[str, Any], frame: Frame, count: int) -> list[int]:
 
 
 def _hashes_at(row: dict[str, Any], release: int, count: int) -> list[int]:
-    """The line hashes of the file as ``release`` has it (inside the changed functions; 0 elsewhere)."""
+    """The line hashes of the file as ``release`` has it (for the largest libraries, inside the changed functions
+    only; 0 elsewhere)."""
     for first, after, hashes in _versions(row, count):
         if first <= release < after:
             return list(hashes or [])
@@ -353,8 +358,9 @@ def _installed(
 ) -> _Installed | None:
     """The installed release of a library: the input's version, else the releases every frame's line matches.
 
-    Frames in unchanged code carry no line hashes (the index keeps them for changed functions only), so the frames
-    that do are combined: the releases all of them match, or the innermost one's when they disagree.
+    Frames in files without a dtype change carry no line hashes (nor, for the largest libraries, frames outside the
+    changed functions), so the frames that do are combined: the releases all of them match, or the innermost one's
+    when they disagree.
     """
     releases = list(lib.releases)
     source = "lines"
@@ -373,6 +379,18 @@ def _installed(
     return None
 
 
+def _beyond(state: _Installed, lib: _Library) -> bool:
+    """An installed package whose lines match no release at their numbers, while their text is the newest indexed
+    release's: it may be a release newer than the index, which has every change the text range holds."""
+    return state.source == "text" and bool(state.matching) and max(state.matching) == len(lib.releases) - 1
+
+
+def _not_before(state: _Installed, release: int | None) -> _Installed | None:
+    """``state`` with its matching releases limited to ``release`` and later; None when none is left."""
+    keep = tuple(m for m in state.matching if release is None or m >= release)
+    return replace(state, at=max(keep), matching=keep) if keep else None
+
+
 def _unreleased(version: str) -> bool:
     """A development or pre-release build (``0.11.2.dev0``, NVIDIA's ``2.3.0a0+40ec155``, a nightly): its code lies
     between releases, so the stated version alone does not say which release's code it is. ``2.3.1+cu121`` is a
@@ -384,7 +402,9 @@ def _unreleased(version: str) -> bool:
     return parsed.is_devrelease or parsed.is_prerelease
 
 
-def _change(event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "") -> Change:
+def _change(
+    event: dict[str, Any], releases: list[str], close: str, confidence: str, moved_to: str = "", sure: bool = True
+) -> Change:
     return Change(
         releases[event["r"]],
         str(event["f"]),
@@ -395,6 +415,7 @@ def _change(event: dict[str, Any], releases: list[str], close: str, confidence: 
         close,
         confidence,
         moved_to,
+        sure,
     )
 
 
@@ -439,12 +460,13 @@ def _moved(
     return _answer(lib.name, path, frame, installed, releases, changes)
 
 
-def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str]) -> list[Change]:
+def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str], after: int) -> list[Change]:
     """Later dtype changes of other functions in the frame's file that lie next to the failing line.
 
-    Used only when the frame's own function never changed: the fix of a dtype bug often lands in the helper that
-    built the tensor (a buffer cast in ``__init__``, a ``_prepare`` method) rather than where it failed. Nearest
-    first, one change per function, always low confidence.
+    Used only when the frame's own function has no later change (it never changed, or its changes are all
+    installed): the fix of a dtype bug often lands in the helper that built the tensor (a buffer cast in
+    ``__init__``, a ``_prepare`` method) rather than where it failed. Nearest first, one change per function,
+    always low confidence.
     """
     spans = _span_at(row, max(at, 0))
     nearest: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -456,7 +478,7 @@ def _neighbours(row: dict[str, Any], frame: Frame, at: int, releases: list[str])
         if distance <= _NEIGHBOUR and (event["f"] not in nearest or distance < nearest[event["f"]][0]):
             nearest[event["f"]] = (distance, event)
     ordered = sorted(nearest.values(), key=lambda pair: pair[0])
-    return [_change(event, releases, "file", "low") for _, event in ordered[:2]]
+    return [_change(event, releases, "file", "low", sure=event["r"] > after) for _, event in ordered[:2]]
 
 
 def _renumbered(row: dict[str, Any], frame: Frame, at: int, count: int) -> Frame:
@@ -472,6 +494,42 @@ def _renumbered(row: dict[str, Any], frame: Frame, at: int, count: int) -> Frame
     return frame
 
 
+def _followed(
+    row: dict[str, Any], code: str, function: str, changes: list[Change], releases: list[str], inner: bool, after: int
+) -> list[Change]:
+    """The changes, where a release that "changed the failing line" only moved it into a helper, corrected.
+
+    A refactor replaces the failing line with a call (peft 0.4.0: ``merge_and_unload`` became
+    ``return self._unload_and_optionally_merge()``) while the same line lives on in the helper until a later
+    release changes it there. Such a change did not change the line: it becomes a change elsewhere in the
+    function, and the helper's later change of that very line is added as the change to the line.
+    """
+    if len(code) < _MIN_TEXT:
+        return changes
+    wanted = line_hash(code)
+    out: list[Change] = []
+    added: list[Change] = []
+    for change in changes:
+        if change.closeness != "line" or change.release not in releases:
+            out.append(change)
+            continue
+        moved = releases.index(change.release)
+        hashes = _hashes_at(row, moved, len(releases))
+        rows = [n for n, h in enumerate(hashes, 1) if h == wanted]
+        if not rows or len(rows) < _hashes_at(row, moved - 1, len(releases)).count(wanted):
+            out.append(change)  # the line is gone (from here at least: the same text elsewhere is another line)
+            continue
+        out.append(replace(change, closeness="function", confidence="low"))
+        spans = _span_at(row, moved)
+        holders = {n for n, (a, b) in spans.items() if n != function and any(a <= r <= b for r in rows)}
+        later = [e for e in row["e"] if e["f"] in holders and e["r"] > moved and code in e["old"]]
+        if later:
+            first = min(later, key=lambda e: int(e["r"]))
+            sure = first["r"] > after
+            added.append(_change(first, releases, "line", _CONFIDENCE.get(("line", inner and sure), "low"), sure=sure))
+    return out + added
+
+
 def _frame_history(
     frame: Frame, lib: _Library, path: str, row: dict[str, Any], installed: _Installed, inner: bool
 ) -> FrameHistory | None:
@@ -483,7 +541,12 @@ def _frame_history(
     # failing line itself stayed the same) may be one they lack; it is named, with low confidence, and the words
     # state the range.
     since = min(installed.matching) if installed.source in ("lines", "text") else at
-    probe = _renumbered(row, frame, at, len(releases)) if installed.source == "text" else frame
+    after = at + 1 if installed.source == "versions" and _own_minor_next(releases, at, installed.version) else at
+    probe = frame
+    if installed.source == "text" or (installed.source == "versions" and not _line_matches(row, frame, at, releases)):
+        # the printed numbers are not the release's own (a checkout, or a stated version whose file is numbered
+        # otherwise, as an indexed patch next to the installed one): the failing line is looked for by its text
+        probe = _renumbered(row, frame, at, len(releases))
     function = _function_at(row, probe, at)
     changes: list[Change] = []
     if function:
@@ -492,13 +555,41 @@ def _frame_history(
         for event in row["e"]:
             if event["f"] == function and event["r"] > since:
                 close = _closeness(event, probe, span, hashes)
-                sure = event["r"] > at
-                changes.append(_change(event, releases, close, _CONFIDENCE.get((close, inner and sure), "low")))
-    elif not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"]):
-        changes = _neighbours(row, frame, since, releases)
+                sure = event["r"] > after
+                confidence = _CONFIDENCE.get((close, inner and sure), "low")
+                changes.append(_change(event, releases, close, confidence, sure=sure))
+        changes = _followed(row, probe.code.strip(), function, changes, releases, inner and at >= 0, after)
+    if not changes and (function or not any(str(e["f"]).rsplit(".", 1)[-1] == frame.function for e in row["e"])):
+        # The failing function has no later dtype change (or never had one): the fix may be in a helper beside it.
+        changes = _neighbours(row, frame, since, releases, after)
     if not changes:
         return None
     return _answer(lib.name, path, frame, installed, releases, changes)
+
+
+def _line_matches(row: dict[str, Any], frame: Frame, at: int, releases: list[str]) -> bool:
+    """Whether release ``at`` has the frame's line text at its line number (True when it cannot be told)."""
+    hashes = _hashes_at(row, max(at, 0), len(releases))
+    if not frame.code or not hashes:
+        return True  # no text, or no lines kept: nothing says the numbering differs
+    if not 0 < frame.line <= len(hashes):
+        return False
+    return not hashes[frame.line - 1] or hashes[frame.line - 1] == line_hash(frame.code)  # 0: a masked line
+
+
+def _own_minor_next(releases: list[str], at: int, version: str) -> bool:
+    """Whether the stated version is not itself indexed and the next indexed release is a later patch of its minor.
+
+    torch and vLLM are indexed at the last patch of each minor release: a change first seen in 2.1.2 may have been
+    made in 2.1.0 already, so for someone on 2.1.0 it is not surely later.
+    """
+    if at + 1 >= len(releases):
+        return False
+    try:
+        stated, following = Version(version.split("+", 1)[0]), Version(releases[at + 1])
+    except InvalidVersion:
+        return False
+    return stated < following and stated.release[:2] == following.release[:2]
 
 
 def _answer(
@@ -521,17 +612,23 @@ def _answer(
 _RANK = {"line": 0, "near": 1, "function": 2, "file": 3}
 
 
-def _after(release: str, installed: str) -> bool:
-    try:
-        return Version(release) > Version(installed.split("+", 1)[0])
-    except InvalidVersion:
-        return True
-
-
 def best_change(frame: FrameHistory) -> Change:
-    """The change closest to the failing line; among equals one surely after the installed release (not one inside
-    the range the lines match), then the earliest."""
-    return min(frame.changes, key=lambda c: (_RANK[c.closeness], not _after(c.release, frame.installed)))
+    """The change closest to the failing line; among equals one surely after the installed release, the earliest
+    (the first release that changed it). Among changes inside the range the lines match, the latest: the user may
+    run any release of the range, and the later a change, the likelier they lack it."""
+    rank = min((_RANK[c.closeness], not c.sure) for c in frame.changes)
+    equal = [c for c in frame.changes if (_RANK[c.closeness], not c.sure) == rank]
+    if len(equal) == 1:
+        return equal[0]
+    pick = max if rank[1] else min
+    return pick(equal, key=lambda c: _version(c.release))
+
+
+def _version(release: str) -> Version:
+    try:
+        return Version(release)
+    except InvalidVersion:
+        return Version("0")
 
 
 def shown(history: tuple[FrameHistory, ...], count: int = 2) -> tuple[FrameHistory, ...]:
@@ -544,21 +641,49 @@ def shown(history: tuple[FrameHistory, ...], count: int = 2) -> tuple[FrameHisto
     return tuple(history[i] for i in order[:count])
 
 
+def _with_source(frames: tuple[Frame, ...], text: str) -> tuple[Frame, ...]:
+    """The frames, each with the source line printed under it where the traceback reader found none.
+
+    A paste that starts its frame lines at column 0 indents their source lines by two spaces, not four
+    (``File "...", line 504, in update_step`` then ``  F.optimizer_update_8bit_blockwise(``); the reader takes only
+    a four-space line for source. A line indented deeper than its frame line (after the same prefix) is one.
+    """
+    out: list[Frame] = []
+    for frame in frames:
+        at = text.find(f'File "{frame.file}", line {frame.line}') if text and not frame.code else -1
+        end = text.find("\n", at) if at >= 0 else -1
+        if end < 0:
+            out.append(frame)
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        tag, lead = text[start:at].rstrip(), at - start - len(text[start:at].rstrip())
+        after = text.find("\n", end + 1)
+        below = text[end + 1 : after if after >= 0 else len(text)]
+        rest = below[len(tag) :] if below.startswith(tag) else ""
+        depth = len(rest) - len(rest.lstrip())
+        code = rest.strip()
+        if depth > lead and code and not FRAME.match(rest):
+            frame = replace(frame, code=code)
+        out.append(frame)
+    return tuple(out)
+
+
 def fix_history(
-    frames: Iterable[Frame], versions: Mapping[str, PackageVersion], folder: str = ""
+    frames: Iterable[Frame], versions: Mapping[str, PackageVersion], folder: str = "", text: str = ""
 ) -> tuple[FrameHistory, ...]:
     """For each library frame (innermost first), the later releases that changed its function's dtype handling.
 
     ``frames`` are in printed order (outermost first), as a :class:`~dtypefix.matcher.traceback.Stack` holds
-    them. A frame whose own function never changed gets the later changes of the functions next to it in its file
-    (closeness ``file``, low confidence). Nothing when nothing changed. A frame in a source checkout rather than
-    site-packages is answered only when its library's line texts match a release.
+    them. A frame whose own function has no later change gets the later changes of the functions next to it in its
+    file (closeness ``file``, low confidence). Nothing when nothing changed. A frame in a source checkout rather than
+    site-packages is answered only when its library's line texts match a release. ``text`` (the input the frames
+    were read from) gives the source line of a frame the reader left without one.
     """
     index = open_index(folder)
     if index is None:
         return ()
     located: list[tuple[Frame, str, str, bool, dict[str, Any] | None]] = []
-    for frame in reversed(tuple(frames)):
+    for frame in reversed(_with_source(tuple(frames), text)):
         place = _locate(frame, index.packages)
         if place is not None:
             located.append((frame, *place, index.file(place[0], place[1])))
@@ -569,11 +694,17 @@ def fix_history(
         given = versions.get(library)
         checkout = not all(site for _, lib, _, site, _ in located if lib == library)
         state = _installed(index.libraries[library], rows, given)
+        if state is not None and not checkout and _beyond(state, index.libraries[library]):
+            state = None
         installed[library] = None if state is None or (checkout and not state.matching) else state
         if given is not None and _unreleased(given.version):
             # A development build (0.11.2.dev0) lies between releases: when its version finds nothing, the
             # release its frames' lines match may.
             state = _installed(index.libraries[library], rows, None)
+            if state is not None and state.source == "text":
+                # Text found at other line numbers is weak evidence: it cannot outrank the stated version, whose
+                # code is at least that of the release before it.
+                state = _not_before(state, _release_index(list(index.libraries[library].releases), given.version))
             from_lines[library] = None if state is None or (checkout and not state.matching) else state
     out = _answers(index, located, installed)
     retry = {lib: state for lib, state in from_lines.items() if not any(f.library == lib for f in out)}

@@ -23,7 +23,7 @@ from .incident import Incident
 from .owner import Owner, OwnerKind, owner_of
 from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
-from .traceback import ErrorLine, Frame, Stack
+from .traceback import ErrorLine, ForwardTrace, Frame, Stack, find_forward_traces
 
 __all__ = ["ORIGINS", "Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
 
@@ -83,6 +83,11 @@ class Location:
     operands: tuple[Operand, ...]
     hints: tuple[Hint, ...]
     """Log lines that named operands before the failure."""
+    traced: str = ""
+    """The backward node autograd's anomaly mode traced (``PowBackward0``) when ``site`` comes from its forward trace,
+    not from the traceback; empty otherwise."""
+    backward: Site | None = None
+    """With ``traced``: the line that ran the backward pass (``loss.backward()``), where the traceback ends."""
 
     @property
     def untied(self) -> tuple[Operand, ...]:
@@ -249,6 +254,26 @@ def locate(incident: Incident) -> Location | None:
     frames = [f for f in stack.frames if owner_of(f.file).kind is not OwnerKind.INTERNAL]
     if not frames:
         return Location(None, False, None, "", "", op, operands, hints)
+    location = _located(frames, incident, op, operands, hints)
+    forward = _forward_trace(incident, stack)
+    if forward is None:
+        return location
+    # Anomaly mode printed the forward call that built the failing backward node: that is the line to look at; the
+    # traceback's own line (``loss.backward()``) is kept as where the backward pass was run from.
+    traced = _located(
+        [f for f in forward.frames if owner_of(f.file).kind is not OwnerKind.INTERNAL] or list(forward.frames),
+        incident,
+        op,
+        operands,
+        hints,
+    )
+    return replace(traced, traced=forward.node, backward=location.site)
+
+
+def _located(
+    frames: list[Frame], incident: Incident, op: str, operands: tuple[Operand, ...], hints: tuple[Hint, ...]
+) -> Location:
+    """The location that ``frames`` (outermost first, as printed) show."""
     outside = [i for i, f in enumerate(frames) if not _is_torch(f)]
     # A wrapper that only hands on its caller's arguments to the next frame shown (accelerate's hook
     # ``old_forward(*args, **kwargs)``, a decorator's ``return func(*args, **kwargs)``) is not where the call was
@@ -267,7 +292,31 @@ def locate(incident: Incident) -> Location | None:
         # line has nothing else to tie.
         at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
+    elif caller is not None and op == "config" and any(not o.expression for o in tied[0]):
+        # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
+        # (``WhisperModel(size, device="cpu", compute_type="float16")``), whatever names the library's line uses.
+        at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
+        given = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])[2][0]
+        tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+
+
+# The frames of a backward pass: ``loss.backward()`` through torch's ``_tensor.py`` / ``autograd`` into the engine.
+_BACKWARD_FUNCTIONS = frozenset({"backward", "_engine_run_backward", "run_backward", "grad"})
+_BACKWARD_NODE = lazy_regex(r"\b(?P<node>\w+Backward\d*)\b")
+
+
+def _forward_trace(incident: Incident, stack: Stack) -> ForwardTrace | None:
+    """The forward trace anomaly mode printed for this traceback's backward pass: the one whose node the message
+    names, else the last one printed; ``None`` when the traceback is no backward pass or no trace was printed."""
+    if not any(_is_torch(f) and f.function in _BACKWARD_FUNCTIONS for f in stack.frames):
+        return None
+    traces = find_forward_traces(incident.text)
+    if not traces:
+        return None
+    named = _BACKWARD_NODE.search(stack.message)
+    same = [t for t in traces if named and t.node == named["node"]]
+    return (same or traces)[-1]
 
 
 def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> Site | None:

@@ -7,6 +7,7 @@ library's own setting when it is a library's, the model revision when it is ``tr
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -65,7 +66,14 @@ _INSTALLED = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[
 _SINGLE_MODULE = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
 _REMOTE = lazy_regex(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
 _NOTEBOOK = lazy_regex(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
+# A ComfyUI custom node (``ComfyUI/custom_nodes/ComfyUI-IPAdapter-Flux/attention_processor.py``): a third-party
+# project cloned into ComfyUI, not the user's code; its fix is the node's update or its author's.
+_CUSTOM_NODE = lazy_regex(r"[\\/]custom_nodes[\\/](?P<node>[^\\/]+)[\\/](?P<rest>.+)$")
 _INTERNAL = lazy_regex(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
+# The launcher pip writes for a package's console script: ``Scripts\whisperx.exe\__main__.py`` on Windows,
+# ``<env>/bin/accelerate`` (no suffix) elsewhere. Its one line is ``sys.exit(main())``: nobody's code to fix, and not
+# the user's call either.
+_LAUNCHER = lazy_regex(r"[\\/]Scripts[\\/][\w.-]+\.exe[\\/]__main__\.py$|[\\/]bin[\\/][\w-]+$")
 # The standard library of a Python install (``/usr/lib/python3.11/``, a conda env's ``lib/python3.10/``, Windows'
 # ``\Lib\``), checked after ``site-packages``, which lies inside it.
 _STDLIB = lazy_regex(r"[\\/](?:lib[\\/]python\d\.\d+|Lib)[\\/][\w./\\-]+\.py$")
@@ -96,6 +104,8 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     normalized = path.replace("\\", "/")
     if _INTERNAL.match(path):
         return Owner(OwnerKind.INTERNAL)
+    if _LAUNCHER.search(path):
+        return Owner(OwnerKind.INTERNAL, "", "", normalized.rsplit("/", 1)[-1])
     if _NOTEBOOK.search(normalized):
         return Owner(OwnerKind.NOTEBOOK)
     remote = _REMOTE.search(normalized)
@@ -111,7 +121,10 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     if single:
         name = _distribution(single["module"])
         return Owner(OwnerKind.PACKAGE, name, _version(name, packages), f"{single['module']}.py")
-    if _STDLIB.search(path):
+    node = _CUSTOM_NODE.search(normalized)
+    if node:
+        return Owner(OwnerKind.PACKAGE, node["node"], _version(node["node"].lower(), packages), node["rest"])
+    if _STDLIB.search(path) or _stdlib_module(normalized):
         return Owner(OwnerKind.INTERNAL, "", "", normalized.rsplit("/", 1)[-1])
     for match in _folders(normalized):
         if match[0] in _STACK and match[1].split("/", 1)[0] not in _NOT_PACKAGE_CODE:
@@ -122,6 +135,13 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
         name = checkout[0].lower()
         return Owner(OwnerKind.PACKAGE, name, _version(name, packages), checkout[1])
     return Owner(OwnerKind.USER, "", "", normalized.rsplit("/", 1)[-1])
+
+
+def _stdlib_module(path: str) -> bool:
+    """A standard-library module right under an install's ``lib`` folder, as Windows conda envs lay it out
+    (``G:\\envs\\x\\lib\\runpy.py``, no ``python3.x`` folder)."""
+    parts = path.rsplit("/", 2)
+    return len(parts) == 3 and parts[1].lower() == "lib" and parts[2].removesuffix(".py") in sys.stdlib_module_names
 
 
 def _folders(path: str) -> list[tuple[str, str]]:

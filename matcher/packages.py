@@ -25,12 +25,18 @@ _TABLE_ROW = lazy_regex(r"^(?:\[(?:pip3?|conda)\]\s+)?(?P<name>[A-Za-z][A-Za-z0-
 _TABLE_ROW_LOOSE = lazy_regex(r"^\[(?:pip3?|conda)\]\s+(?P<name>[A-Za-z][A-Za-z0-9._-]*)\s+" + _VERSION + r"(?:\s|$)")
 # "- `transformers` version: 4.36.2", "- PyTorch version (GPU?): 2.1.0+cu121 (True)", "- Accelerate version: 0.25.0",
 # "PyTorch version: 2.1.0+cu121" (collect_env), "torch version .... 2.1.0" (ds_report), "DeepSpeed version: 0.14".
+# `diffusers-cli env` puts an emoji before the name: "- 🤗 Diffusers version: 0.32.0.dev0".
 _LABELLED = lazy_regex(
-    r"^[-*\s]*`?(?P<name>[A-Za-z][A-Za-z0-9 ._-]*?)`?\s+(?:version|info)\b[^:\n]*?(?::|\.{3,}|\s{2,})\s*"
+    r"^[-*\s]*(?:[^\x00-\x7f]+\s+)?`?(?P<name>[A-Za-z][A-Za-z0-9 ._-]*?)`?\s+(?:version|info)\b[^:\n]*?"
+    r"(?::|\.{3,}|\s{2,})\s*"
     r"(?:\[)?" + _VERSION,
     re.IGNORECASE,
 )
 # The banner every DeepSpeed run logs: "[Rank 0] DeepSpeed info: version=0.14.0, git-hash=..., git-branch=...".
+# A line that is only a name and a version, as bug-report templates' "System Info" lists are often filled in:
+# "- transformers: 4.46.2", "* torch 2.5.1", "| peft | 0.13.2 |". Read only for the training stack's packages
+# (:data:`STACK_PACKAGES`): a list of config keys ("- num_processes: 8") has the same shape.
+_BARE = lazy_regex(r"^[-*•|\s]*`?(?P<name>[A-Za-z][A-Za-z0-9._-]*)`?\s*[:|]?\s*v?" + _VERSION + r"[\s|]*$")
 _DEEPSPEED_BANNER = lazy_regex(r"\bDeepSpeed info: version=" + _VERSION)
 # The banner Unsloth prints when it loads a model (unsloth/models/llama.py, vision.py), over three lines:
 #   "==((====))==  Unsloth 2025.3.19: Fast Qwen2 patching. Transformers: 4.50.0. vLLM: 0.7.3."
@@ -129,7 +135,10 @@ def _valid(version: str) -> bool:
 
 
 # Lines that can hold a version at all; one C-level scan instead of three regexes on every line of a big log.
-_CANDIDATE = lazy_regex(r"==|[Vv]ersion|VERSION|info\b|\s{2}\d+\.\d|Unsloth \d|O\^O/|Xformers = ")
+_CANDIDATE = lazy_regex(
+    r"==|[Vv]ersion|VERSION|info\b|\s{2}\d+\.\d|Unsloth \d|O\^O/|Xformers = |^[-*•|\s]*`?[A-Za-z][\w.-]*`?\s*[:|]?\s*v?\d+\.\d+\S*[\s|]*$",
+    re.MULTILINE,
+)
 
 
 def _unsloth_banner(line: str) -> Iterator[PackageVersion]:
@@ -162,6 +171,10 @@ def _candidates(text: str) -> Iterator[PackageVersion]:
         row = _TABLE_ROW.match(stripped) or _TABLE_ROW_LOOSE.match(stripped)
         if row:
             yield PackageVersion(_canonical(row["name"]), row["version"], "table")
+            continue
+        bare = _BARE.match(stripped)
+        if bare and _canonical(bare["name"]) in STACK_PACKAGES:
+            yield PackageVersion(_canonical(bare["name"]), bare["version"], "table")
             continue
         for match in _FREEZE.finditer(stripped):
             yield PackageVersion(_canonical(match["name"]), match["version"], "freeze")

@@ -18,9 +18,11 @@ __all__ = [
     "FRAME",
     "MAX_LINE",
     "ErrorLine",
+    "ForwardTrace",
     "Frame",
     "Stack",
     "find_error_lines",
+    "find_forward_traces",
     "parse_stacks",
 ]
 
@@ -148,9 +150,15 @@ def _unbox_rich(text: str) -> str:
 _IPYTHON_HEADER = lazy_regex(r"^\w+\s{2,}Traceback \(most recent call last\)[ \t]*$", re.MULTILINE)
 _IPYTHON_FRAME = lazy_regex(r"^File (?P<file>\S+?\.py):(?P<line>\d+), in (?P<function>[\w.<>]+)")
 _IPYTHON_CELL = lazy_regex(r"^(?:Cell In ?\[\d*\]|Input In \[\d*\]), line (?P<line>\d+)")
+# IPython 7 and Colab name a frame without its line ("/usr/lib/python3/dist-packages/peft/tuners/lora.py in
+# merge(self)"; Colab pastes it as a Markdown link: "[<ipython-input-3-ab12>](https://localhost:8080/#) in
+# <cell line: 2>()"): the arrow line below it gives the line number.
+_IPYTHON_OLD_FRAME = lazy_regex(
+    r"^\[?(?P<file><ipython-input-[\w-]+>|/\S+?\.py)\]?(?:\(https?://[^)\s]*\))? in (?P<function><[^>]*>|[\w.]+)\("
+)
 # The arrow marks the line that raised ("--> 1501     return forward_call(*args, **kwargs)"): kept as the frame's
 # source line, which says which release the file is from.
-_IPYTHON_CURRENT = lazy_regex(r"^-*> ?\d+\s+(?P<code>\S.*?)\s*$")
+_IPYTHON_CURRENT = lazy_regex(r"^-*> ?(?P<line>\d+)\s+(?P<code>\S.*?)\s*$")
 # A paste of IPython frames without the header (cut from a notebook's output): a frame line and an arrow line.
 _IPYTHON_ANY_FRAME = lazy_regex(r"^File \S+?\.py:\d+, in [\w.<>]+", re.MULTILINE)
 _IPYTHON_ANY_ARROW = lazy_regex(r"^-*> ?\d+\s+\S", re.MULTILINE)
@@ -165,11 +173,37 @@ def _ipython_layout(text: str) -> bool:
     return starts and bool(_IPYTHON_ANY_FRAME.search(text)) and bool(_IPYTHON_ANY_ARROW.search(text))
 
 
+def _exception_line(line: str) -> bool:
+    """An exception line (``ValueError: ...``), which closes an IPython traceback."""
+    return bool(re.match(r"^[\w.]+(?:Error|Exception|Warning|Interrupt|Exit)\b", line))
+
+
 def _plain_ipython(text: str) -> str:
     """Rewrite IPython's traceback layout into the plain one the parser reads."""
     out: list[str] = []
+    pending: tuple[str, str] | None = None  # an IPython 7 frame (file, function) waiting for its arrow line
+    header = -1  # where the current traceback's header went
     for line in text.split("\n"):
-        if _IPYTHON_HEADER.match(line):
+        if pending is not None and (current := _IPYTHON_CURRENT.match(line)):
+            file, function = pending
+            out.append(f'  File "{file}", line {current["line"]}, in {function}')
+            out.append(f"    {current['code']}")
+            pending = None
+            continue
+        closes = _exception_line(line)
+        if pending is not None and (closes or _IPYTHON_OLD_FRAME.match(line) or _IPYTHON_HEADER.match(line)):
+            # The paste cut this frame's arrow line: its line is unknown, so the frame is left out, and the
+            # traceback is no longer whole (a frame an entry asks for may be the one left out).
+            if header >= 0:
+                out[header] = ""
+            pending = None
+        if closes:
+            header = -1
+        if old := _IPYTHON_OLD_FRAME.match(line):
+            function = old["function"]
+            pending = (old["file"], "<module>" if function.startswith("<") else function.rsplit(".", 1)[-1])
+        elif _IPYTHON_HEADER.match(line):
+            header = len(out)
             out.append(_HEADER)
         elif frame := _IPYTHON_FRAME.match(line):
             out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"].rsplit(".", 1)[-1]}')
@@ -178,8 +212,10 @@ def _plain_ipython(text: str) -> str:
         elif current := _IPYTHON_CURRENT.match(line):
             if out and out[-1].startswith("  File "):
                 out.append(f"    {current['code']}")
-        elif not re.match(r"^\s+\d+ ", line) and not re.match(r"^\s+\(\.\.\.\)\s*$", line):
+        elif not re.match(r"^\s+\d+(?: |$)", line) and not re.match(r"^\s+\(\.\.\.\)\s*$", line):
             out.append(line)
+    if pending is not None and header >= 0:
+        out[header] = ""
     return "\n".join(out)
 
 
@@ -317,4 +353,53 @@ def find_error_lines(text: str, stream: str = "main") -> list[ErrorLine]:
         # Outside a traceback the following lines are often unrelated log output: take only a few.
         rest, _ = _read_message(lines, index + 1, limit=6)
         found.append(ErrorLine(exc["type"], "\n".join(p for p in (first, rest) if p), stream))
+    return found
+
+
+@dataclass(frozen=True)
+class ForwardTrace:
+    """The forward frames autograd's anomaly mode prints when a backward node fails.
+
+    ``torch.autograd.set_detect_anomaly(True)`` warns "Error detected in PowBackward0. Traceback of forward call that
+    caused the error:" and the frames of the forward call that built that node, before the real traceback, which only
+    reaches ``loss.backward()``: the line to look at is the forward one."""
+
+    node: str
+    """The backward node anomaly mode names (``PowBackward0``, ``ScaleBackward``)."""
+    frames: tuple[Frame, ...]
+
+
+# torch's TORCH_WARN in python_anomaly_mode.cpp, as a Python warning ("...graph.py:869: UserWarning: Error detected
+# in X. Traceback of forward call that caused the error:") or torch 1.x's "[W python_anomaly_mode.cpp:104] Warning:".
+# A parent's trace ("Traceback of forward call that induced the previous calculation") follows it and is not read.
+_ANOMALY = lazy_regex(r"Error detected in (?P<node>[\w.]+)\. Traceback of forward call that caused the error:\s*$")
+_ANOMALY_WORDS = "Traceback of forward call that caused the error:"
+
+
+def find_forward_traces(text: str) -> list[ForwardTrace]:
+    """Every forward trace anomaly mode printed, in printed order, each with the frames that follow its warning."""
+    if _ANOMALY_WORDS not in text:
+        return []
+    found: list[ForwardTrace] = []
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        marker = _ANOMALY.search(line[:MAX_LINE]) if _ANOMALY_WORDS in line else None
+        if marker is None:
+            continue
+        frames: list[Frame] = []
+        at = index + 1
+        while at < len(lines) and (frame := FRAME.match(lines[at])):
+            code = marked = ""
+            nxt = lines[at + 1] if at + 1 < len(lines) else ""
+            if nxt.startswith("    ") and not FRAME.match(nxt):
+                code = nxt.strip()
+                at += 1
+                after = lines[at + 1] if at + 1 < len(lines) else ""
+                marked = _marked(nxt, after)
+                if marked:
+                    at += 1
+            frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code, marked))
+            at += 1
+        if frames:
+            found.append(ForwardTrace(marker["node"], tuple(frames)))
     return found

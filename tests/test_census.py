@@ -135,6 +135,26 @@ def test_miner_reads_a_wheel(tmp_path: Path) -> None:
     assert len((tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()) == 5
 
 
+def test_compiled_strings_are_read_like_sentences() -> None:
+    """The sentence filter reads a message glued to a quote, and passes over a long packed run of letters (as
+    libctranslate2's string table has) and C++ symbols."""
+    from dtypefix.kbtools.miner import mine_strings
+
+    table = b"\x00".join(
+        [
+            b"'Requested compute type, but the device does not support float16 ",
+            b"a" * 60_000,
+            b"_ZN12ctranslate2dtype_nameENS_8DataTypeE_float16",
+            b"kernel expects bfloat16 inputs on cuda ",
+        ]
+    )
+    templates = [m.template for m in mine_strings(table, "lib.so", "fixture", "1.0")]
+    assert templates == [
+        "'Requested compute type, but the device does not support float16",
+        "kernel expects bfloat16 inputs on cuda",
+    ]
+
+
 def test_triage_reasons() -> None:
     assert triage("x has dtype {dtype} but w has {dtype}: they must match") == "in"
     assert triage("expected 'other' to be a CPU tensor, but got a CUDA tensor") == "in"

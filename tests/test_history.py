@@ -114,9 +114,20 @@ def test_a_freeze_decides_the_installed_release(git_index: Path) -> None:
 
 
 def test_nothing_when_nothing_changed(git_index: Path) -> None:
-    unchanged = Frame("/venv/lib/python3.11/site-packages/fixlib/ops.py", 10, "name", 'return "fixlib"')
+    # Its line says 1.2.0, the newest release: no later release changed anything (a frame of 1.0.0 in ``name``
+    # would get 1.1.0's change to ``scale`` beside it, with low confidence).
+    unchanged = Frame("/venv/lib/python3.11/site-packages/fixlib/ops.py", 10, "name", 'return "fixlib!"')
     elsewhere = Frame("/home/me/train.py", 6, "scale", "return torch.matmul(y, w)")
     assert fix_history([unchanged, elsewhere], {}, folder=str(git_index)) == ()
+
+
+def test_a_frame_in_a_function_that_never_changed_still_says_which_release_runs(git_index: Path) -> None:
+    # Every line of a file with a dtype change is hashed, not only the changed functions' lines: ``name`` never
+    # had a dtype change, yet its line text at line 10 says 1.0.0 or 1.1.0 (1.2.0 changed it).
+    unchanged = Frame("/venv/lib/python3.11/site-packages/fixlib/ops.py", 10, "name", 'return "fixlib"')
+    (found,) = fix_history([unchanged], {}, folder=str(git_index))
+    assert (found.installed_from, found.matching) == ("lines", ("1.0.0", "1.1.0"))
+    assert [(c.function, c.closeness, c.confidence) for c in found.changes] == [("scale", "file", "low")]
 
 
 def test_a_line_that_matches_no_release_gives_no_answer(git_index: Path) -> None:
@@ -240,9 +251,22 @@ def test_an_unchanged_function_gets_the_change_beside_it_with_low_confidence(blu
     nearest = forward.changes[0]  # nearest first: the constructor two lines up, then pad below
     assert (nearest.function, nearest.closeness, nearest.confidence) == ("Blur.__init__", "file", "low")
     assert [c.function for c in forward.changes] == ["Blur.__init__", "pad"]
-    # the installed release comes from the other frame's line (unchanged code carries no line hashes); that line
-    # is the same in both releases, so the answer states the range and names the change inside it
+    # the installed release comes from the frames' lines (every line of a file with a dtype change is hashed); they
+    # are the same in both releases, so the answer states the range and names the change inside it
     assert (forward.installed_from, forward.matching) == ("lines", ("1.0.0", "1.1.0"))
+
+
+def test_a_paste_with_its_frames_at_column_0_gets_its_source_lines_from_the_text(blur_index: Path) -> None:
+    # The shape of a log whose frame lines lost their indentation: the source lines sit two spaces in, not four.
+    text = (
+        'File "/venv/lib/python3.11/site-packages/fixlib/blur.py", line {}, in pad\n'
+        "  return y * 2\n"
+        "ValueError: Expected a cuda device, but got: cpu\n"
+    ).format(_line(_B1, "return y * 2"))
+    bare = (Frame("/venv/lib/python3.11/site-packages/fixlib/blur.py", _line(_B1, "return y * 2"), "pad", ""),)
+    assert fix_history(bare, {}, folder=str(blur_index)) == ()  # no source line: no release can be matched
+    (found,) = fix_history(bare, {}, folder=str(blur_index), text=text)
+    assert (found.code, found.installed_from, found.changes[0].closeness) == ("return y * 2", "lines", "near")
 
 
 def test_a_source_checkout_is_answered_only_when_its_lines_match_a_release(blur_index: Path) -> None:
@@ -284,6 +308,25 @@ def test_a_checkout_numbered_its_own_way_is_matched_by_the_failing_lines_text(bl
     report = Report(incident_from(""), (), history=(found,))
     assert "not their line numbers" in "\n".join(history_lines(report, "en"))
     assert "行号对不上" in "\n".join(history_lines(report, "zh"))
+
+
+def test_an_install_whose_text_is_the_newest_releases_at_other_numbers_may_be_newer_than_the_index(
+    blur_index: Path,
+) -> None:
+    # site-packages, so not an edited checkout: a release newer than the index (whose changes the text range all
+    # holds) reads the same, and nothing may be claimed; deepspeed 0.19.8 against an index ending at 0.19.5 did.
+    moved = Frame(
+        "/venv/lib/python3.11/site-packages/fixlib/blur.py", _line(_B1, "return y * 2") + 2, "pad", "return y * 2"
+    )
+    assert fix_history([moved], {}, folder=str(blur_index)) == ()
+
+
+def test_a_stated_version_numbered_otherwise_is_searched_by_the_failing_lines_text(blur_index: Path) -> None:
+    # The freeze says 1.0.0 but the printed numbers are another copy's (five lines lower): the failing line is
+    # found by its text in 1.0.0's pad, and the change two lines above it is near, not elsewhere in the function.
+    shifted = Frame(_blur("return y * 2", "pad").file, _line(_B1, "return y * 2") + 5, "pad", "return y * 2")
+    (found,) = fix_history([shifted], {"fixlib": PackageVersion("fixlib", "1.0.0", "freeze")}, folder=str(blur_index))
+    assert [(c.release, c.closeness) for c in found.changes] == [("1.1.0", "near")]
 
 
 def test_first_screen_names_the_frame_whose_line_changed_before_a_neighbour(blur_index: Path) -> None:
@@ -332,6 +375,10 @@ _DEV_EXPECTED = {
     "liger-603": ("liger-kernel", "0.6.2", "function"),
     "peft-1495": ("peft", "0.9.0", "near"),
     "diffusers-8391": ("diffusers", "0.33.0", "line"),
+    # 0.49.0 rewrote the line above the failing one; the fix (0.46.1, #1665) is further down: see the next test.
+    "bitsandbytes-1664": ("bitsandbytes", "0.49.0", "near"),
+    # the failing function never changed: a later change beside it in stage3.py, a weaker lead
+    "deepspeed-axolotl-1698": ("deepspeed", "0.15.0", "file"),
 }
 
 
@@ -348,6 +395,16 @@ def test_dev_case(name: str, case: dict[str, object]) -> None:
         assert (mine[0].library, change.release, change.closeness) == expected
         if case["fixed_in"] is None:  # no release fixed it: never a claim on the failing line or next to it
             assert change.closeness not in ("line", "near")
+
+
+def test_the_fix_that_only_added_an_argument_to_a_move_is_listed() -> None:
+    """bitsandbytes 0.46.1 (#1665) fixed Params4bit.to by passing one more keyword to the statement that moves the
+    parameter (released code: the implementation after two ``@overload`` stubs)."""
+    case = dict(_dev_cases())["bitsandbytes-1664"]
+    report = explain(str(case["log"]), freeze=str(case["freeze"]))
+    to = next(f for f in report.history if f.function == "to")
+    fix = next(c for c in to.changes if c.release == "0.46.1")
+    assert (fix.function, fix.pr, fix.new) == ("Params4bit.to", 1665, ("bnb_quantized=self.bnb_quantized,",))
 
 
 # ------------------------------------------------------------------ a file that moved before the fix was made
@@ -411,3 +468,194 @@ def test_a_change_to_the_failing_line_quotes_the_line_that_replaced_it() -> None
     case = yaml.safe_load((DEV / "diffusers-8391.yaml").read_text(encoding="utf-8"))
     en = "\n".join(history_lines(explain(case["log"]), "en"))
     assert "changed this line: `image = self.vae.decode(latents.to(self.vae.dtype) /" in en
+
+
+# ------------------------------------------- an @overload'ed method, a change inside a multi-line dtype statement
+
+_P1 = """from typing import overload
+
+import torch
+
+
+class Param:
+    @overload
+    def to(self, device=..., dtype=...): ...
+
+    @overload
+    def to(self, tensor): ...
+
+    def to(self, *args, **kwargs):
+        device, dtype, _, _ = torch._C._nn._parse_to(*args, **kwargs)
+        new = Param(
+            super().to(device=device, dtype=dtype),
+            requires_grad=self.requires_grad,
+        )
+        return new
+"""
+# 1.1.0, as bitsandbytes 0.46.1 did to Params4bit.to (#1665): the moved parameter keeps its state, through a
+# keyword added to the statement that moves it, on a line that names no dtype or device itself.
+_P11 = _P1.replace(
+    "requires_grad=self.requires_grad,\n", "requires_grad=self.requires_grad,\n            quantized=self.quantized,\n"
+)
+
+
+@pytest.fixture(scope="module")
+def param_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    wheels = tmp_path_factory.mktemp("param")
+    archives = {}
+    for version, text in (("1.0.0", _P1), ("1.1.0", _P11)):
+        path = wheels / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/param.py", text)
+        archives[version] = path
+    out = tmp_path_factory.mktemp("index")
+    write_index(out, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    return out
+
+
+def test_a_change_inside_a_multi_line_dtype_statement_of_an_overloaded_method_is_indexed(param_index: Path) -> None:
+    frame = Frame("/venv/site-packages/fixlib/param.py", _line(_P1, "new = Param("), "to", "new = Param(")
+    (found,) = fix_history([frame], {}, folder=str(param_index))
+    (change,) = found.changes
+    assert (change.release, change.function, change.new) == ("1.1.0", "Param.to", ("quantized=self.quantized,",))
+    assert (change.closeness, change.confidence) == ("near", "low")  # the line reads the same in 1.0.0 and 1.1.0
+    old = {"fixlib": PackageVersion("fixlib", "1.0.0", "freeze")}
+    (stated,) = fix_history([frame], old, folder=str(param_index))
+    assert (stated.changes[0].closeness, stated.changes[0].confidence) == ("near", "medium")
+
+
+def test_releases_newer_than_the_mirror_come_from_their_wheels(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src" / "fixlib").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.invalid")
+    _git(repo, "config", "user.name", "t")
+    for version, text, subject in _RELEASES[:2]:
+        (repo / "src" / "fixlib" / "ops.py").write_text(text)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", subject)
+        _git(repo, "tag", f"v{version}")
+    # 1.2.0 is on the package index only; it casts the result to float32 as well.
+    newer = _V12.replace("w.to(y.dtype))", "w.to(y.dtype)).float()")
+    wheel = tmp_path / "fixlib-1.2.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("fixlib/ops.py", newer)
+    older = tmp_path / "fixlib-1.0.0-py3-none-any.whl"  # already a tag: the mirror's copy is the one read
+    index = build_from_git(_LIB, repo / ".git", {"1.0.0": older, "1.2.0": wheel})
+    assert index["releases"] == ["1.0.0", "1.1.0", "1.2.0"]
+    events = index["files"]["fixlib/ops.py"]["e"]
+    assert [(e["r"], e.get("pr", 0)) for e in events] == [(1, 42), (2, 0)]
+
+
+_H1 = """import torch
+
+
+def helper(x):
+    return x.float()
+
+
+def step(x, w):
+    y = helper(x)
+    return torch.matmul(y, w)
+"""
+# 1.1.0 casts w in step; 1.2.0 stops helper upcasting (the later change is beside step, not in it).
+_H11 = _H1.replace("torch.matmul(y, w)", "torch.matmul(y, w.to(y.dtype))")
+_H12 = _H11.replace("return x.float()", "return x.to(torch.bfloat16)")
+
+
+def test_a_function_whose_own_changes_are_all_installed_gets_a_later_change_beside_it(tmp_path: Path) -> None:
+    archives = {}
+    for version, text in (("1.0.0", _H1), ("1.1.0", _H11), ("1.2.0", _H12)):
+        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/step.py", text)
+        archives[version] = path
+    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    code = "return torch.matmul(y, w.to(y.dtype))"
+    frame = Frame("/venv/site-packages/fixlib/step.py", _line(_H11, code), "step", code)
+    have = {"fixlib": PackageVersion("fixlib", "1.1.0", "freeze")}
+    (found,) = fix_history([frame], have, folder=str(tmp_path))
+    (change,) = found.changes
+    assert (change.release, change.function, change.closeness, change.confidence) == ("1.2.0", "helper", "file", "low")
+    # a lead beside the failing function is never worded as the likely fix
+    en = "\n".join(history_lines(Report(incident_from(""), (), history=(found,)), "en"))
+    zh = "\n".join(history_lines(Report(incident_from(""), (), history=(found,)), "zh"))
+    assert "not a likely fix" in en and "likely the fix" not in en
+    assert "未必就是修复" in zh and "很可能就是修复" not in zh
+
+
+_R1 = """def merge(x):
+    if x.dtype == "fp16":
+        raise ValueError("cannot merge fp16 weights")
+    return x
+"""
+# 1.1.0 moves the check, unchanged, into a helper (a refactor: the failing line lives on); 1.2.0 fixes it there.
+_R11 = """def merge(x):
+    return _merge(x)
+
+
+def _merge(x):
+    if x.dtype == "fp16":
+        raise ValueError("cannot merge fp16 weights")
+    return x
+"""
+_R12 = _R11.replace('raise ValueError("cannot merge fp16 weights")', "x = x.to(torch.float32)")
+
+
+def test_a_refactor_that_moved_the_failing_line_is_not_the_change_to_it(tmp_path: Path) -> None:
+    archives = {}
+    for version, text in (("1.0.0", _R1), ("1.1.0", _R11), ("1.2.0", _R12)):
+        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/merge.py", text)
+        archives[version] = path
+    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    code = 'raise ValueError("cannot merge fp16 weights")'
+    frame = Frame("/venv/site-packages/fixlib/merge.py", _line(_R1, code), "merge", code)
+    (found,) = fix_history([frame], {}, folder=str(tmp_path))
+    assert [(c.release, c.function, c.closeness) for c in found.changes] == [
+        ("1.1.0", "merge", "function"),
+        ("1.2.0", "_merge", "line"),
+    ]
+    assert best_change(found).release == "1.2.0"
+
+
+def test_a_change_in_the_indexed_patch_of_the_installed_minor_is_not_surely_later(tmp_path: Path) -> None:
+    """An index that keeps the last patch of each minor (torch, vLLM): for 1.1.0, a change first seen in 1.1.2 may be
+    in 1.1.0 already; for 1.0.5 it is surely later."""
+    archives = {}
+    for version, text in (("1.0.3", _V1), ("1.1.2", _V11)):
+        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("fixlib/ops.py", text)
+        archives[version] = path
+    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    same_minor = {"fixlib": PackageVersion("fixlib", "1.1.0", "freeze")}
+    (found,) = fix_history([_FRAME], same_minor, folder=str(tmp_path))
+    (change,) = found.changes
+    assert (change.release, change.sure, change.confidence) == ("1.1.2", False, "medium")  # its very line
+    en = "\n".join(history_lines(Report(incident_from(""), (), history=(found,)), "en"))
+    assert "1.1.0 may already have this change" in en
+    older = {"fixlib": PackageVersion("fixlib", "1.0.5", "freeze")}
+    (found,) = fix_history([_FRAME], older, folder=str(tmp_path))
+    assert (found.changes[0].sure, found.changes[0].confidence) == (True, "high")
+
+
+def test_real_recordings_lines_name_the_release_that_ran() -> None:
+    """Real H100 output (tests/data/recorded/h100-*.log, the versions that ran in each .yaml) read without a freeze:
+    the releases the library frames' lines match hold the installed one, and no change is called surely later that
+    the installed release already has."""
+    from packaging.version import Version
+
+    checked = 0
+    for log in sorted((Path(__file__).parent / "data" / "recorded").glob("h100-*.log")):
+        meta = yaml.safe_load(log.with_suffix(".yaml").read_text(encoding="utf-8"))
+        ran = {name: str(version).split("+", 1)[0] for name, version in meta["versions"].items()}
+        for frame in explain(log.read_text(encoding="utf-8")).history:
+            if frame.library not in ran or frame.installed_from != "lines":
+                continue
+            checked += 1
+            assert ran[frame.library] in frame.matching, (log.name, frame.library, frame.matching)
+            for change in frame.changes:
+                assert not change.sure or Version(change.release) > Version(ran[frame.library]), (log.name, change)
+    assert checked >= 10

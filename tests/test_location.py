@@ -54,6 +54,16 @@ RuntimeError: mat1 and mat2 must have the same dtype, but got Float and BFloat16
          "threading.py", OwnerKind.INTERNAL, "", "threading.py"),
         ("/opt/conda/lib/python3.10/concurrent/futures/thread.py", OwnerKind.INTERNAL, "", "thread.py"),
         ("C:\\Python311\\Lib\\threading.py", OwnerKind.INTERNAL, "", "threading.py"),
+        # a Windows conda env's standard library (no python3.x folder), pip's console-script launchers
+        ("G:\\CondaEnvs\\whisperx\\lib\\runpy.py", OwnerKind.INTERNAL, "", "runpy.py"),
+        ("G:\\CondaEnvs\\whisperx\\Scripts\\whisperx.exe\\__main__.py", OwnerKind.INTERNAL, "", "__main__.py"),
+        ("/Library/Frameworks/Python.framework/Versions/3.11/bin/whisperx", OwnerKind.INTERNAL, "", "whisperx"),
+        # a ComfyUI custom node is a third-party project, not the user's code (ComfyUI-IPAdapter-Flux, DTF668)
+        ("/home/user/ComfyUI/custom_nodes/ComfyUI-IPAdapter-Flux/attention_processor.py", OwnerKind.PACKAGE,
+         "ComfyUI-IPAdapter-Flux", "attention_processor.py"),
+        ("D:\\ComfyUI\\custom_nodes\\ComfyUI-AnimateDiff-Evolved\\animatediff\\motion_module.py", OwnerKind.PACKAGE,
+         "ComfyUI-AnimateDiff-Evolved", "animatediff/motion_module.py"),
+        ("C:\\proj\\lib\\utils.py", OwnerKind.USER, "", "utils.py"),
         ("/home/user/lib/python3/mine.py", OwnerKind.USER, "", "mine.py"),
         ("/home/user/project/train.py", OwnerKind.USER, "", "train.py"),
     ],
@@ -432,3 +442,86 @@ def test_a_shortened_torch_path_is_torch_not_the_users_code() -> None:
     )
     site = explain(log).location.site
     assert (site.file, site.line) == ("/home/user/chat.py", 12)
+
+
+@pytest.mark.parametrize(
+    ("log", "node", "line", "code", "backward"),
+    [
+        (H100 / "h100-torch-fp16-overflow-nan-anomaly.log", "PowBackward0", 13, "loss = ((model(x) - y) ** 2).mean()",
+         "loss.backward()"),
+        (RECORDINGS / "cpu_inplace_anomaly.log", "SigmoidBackward0", 6, "h = torch.sigmoid(x @ w)", "loss.backward()"),
+        (RECORDINGS / "cpu_invalid_grad_anomaly.log", "ScaleBackward", 16, "y = Scale.apply(x.half())",
+         "y.float().sum().backward()"),
+        (RECORDINGS / "cpu_module_nan_anomaly.log", "SqrtBackward0", 12, "return torch.sqrt(h.float() - 100.0)",
+         "out.nan_to_num().sum().backward()"),
+    ],
+)  # fmt: skip
+def test_anomaly_mode_forward_trace_is_the_line(log: Path, node: str, line: int, code: str, backward: str) -> None:
+    """Anomaly mode prints the forward call that built the failing backward node before the traceback, which ends in
+    ``.backward()``: the Where line names the forward line and keeps the backward call as context."""
+    location = locate(build_incident(log.read_text()))
+    assert location is not None and location.site is not None and location.backward is not None
+    assert (location.traced, location.site.line, location.site.code) == (node, line, code)
+    assert location.site.owner.kind is OwnerKind.USER
+    assert location.backward.code == backward
+    en, zh = ("\n".join(where_lines(location, lang)) for lang in ("en", "zh"))
+    assert f":{line}` in `" in en and f"anomaly mode (`set_detect_anomaly`) traced for `{node}`" in en
+    assert f"(`{backward}`)" in en
+    assert f":{line}` 函数" in zh and f"为 `{node}` 追溯到的前向调用" in zh and f"（`{backward}`）发起" in zh
+    document = location_json(location)
+    jsonschema.validate(document, location_schema())
+    assert document is not None and document["site"]["line"] == line
+    assert document["anomaly"]["node"] == node and document["anomaly"]["backward"]["code"] == backward
+
+
+def test_anomaly_trace_of_the_node_the_message_names() -> None:
+    """Two warnings in one log (two failing runs, two ranks): the trace of the node the final message names."""
+    text = (RECORDINGS / "cpu_inplace_anomaly.log").read_text() + (
+        H100 / "h100-torch-fp16-overflow-nan-anomaly.log"
+    ).read_text()
+    location = locate(build_incident(text))
+    assert location is not None and location.site is not None
+    assert (location.traced, location.site.line) == ("PowBackward0", 13)
+
+
+def test_no_forward_trace_keeps_the_traceback_line() -> None:
+    """Without anomaly mode's warning the backward call is the line; a forward-pass error ignores an earlier trace."""
+    text = (H100 / "h100-torch-fp16-overflow-nan-anomaly.log").read_text()
+    start, end = text.index("/opt/torch"), text.index("Traceback (most recent call last)")
+    plain = text[:start] + text[end:]
+    assert "Error detected" not in plain and plain.count("File ") == 4
+    location = locate(build_incident(plain))
+    assert location is not None and location.site is not None
+    assert (location.traced, location.backward, location.site.code) == ("", None, "loss.backward()")
+    forward_error = (RECORDINGS / "cpu_inplace_anomaly.log").read_text() + LINEAR
+    location = locate(build_incident(forward_error))
+    assert location is not None and location.site is not None
+    assert (location.traced, location.site.file) == ("", "/home/user/train.py")
+    assert location_json(location)["anomaly"] is None  # type: ignore[index]
+
+
+# RVC-Boss/GPT-SoVITS#526, as posted (a GTX 1050 Ti: no fp16 tensor cores); the user's line gives both settings.
+CTRANSLATE2 = r"""loading faster whisper model: large-v3 large-v3
+Traceback (most recent call last):
+  File "D:\tools\ai\GPT-SoVITS-beta0217\tools\asr\fasterwhisper_asr.py", line 49, in execute_asr
+    model = WhisperModel(model_path, device="cuda", compute_type=precision)
+  File "D:\tools\ai\GPT-SoVITS-beta0217\runtime\lib\site-packages\faster_whisper\transcribe.py", line 130, in __init__
+    self.model = ctranslate2.models.Whisper(
+ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.
+"""
+
+
+def test_a_setting_refused_in_a_library_is_tied_on_the_users_call() -> None:
+    """CTranslate2 refuses the compute type inside faster-whisper's line, which only shows ``Whisper(``: the two
+    settings are the keywords of the user's call above it."""
+    location = locate(build_incident(CTRANSLATE2))
+    assert location is not None and location.site is not None and location.caller is not None
+    assert location.site.owner.name == "faster-whisper" and location.caller.line == 49
+    assert [(o.argument, o.value, o.expression, o.origin) for o in location.operands] == [
+        ("compute_type", "float16", "precision", "message"),
+        ("compute device", "cuda", '"cuda"', "line"),
+    ]
+    assert '`precision` (compute_type, float16) · `"cuda"` (compute device, cuda)' in "\n".join(
+        where_lines(location, "en")
+    )
+    assert '`precision`（compute_type，float16） · `"cuda"`（计算设备，cuda）' in "\n".join(where_lines(location, "zh"))

@@ -111,6 +111,13 @@ def test_message_without_operands() -> None:
         # census triton[4]: tl.dot's operands.
         ("First input (fp16) and second input (fp32) must have the same dtype!",
          [("first input", "fp16"), ("second input", "fp32")]),
+        # census ctranslate2[0]: the compute type against the device (which the line may give).
+        ("Requested float16 compute type, but the target device or backend do not support efficient float16 "
+         "computation.", [("compute_type", "float16"), ("compute device", "")]),
+        # census torch-npu[1]: CANN's aclnn check, the parameter as CANN names it and the dtypes the op takes.
+        ("call aclnnCast failed, detail:EZ1001: The param dtype not implemented for DT_BFLOAT16, should be in dtype "
+         "support list [DT_FLOAT16,DT_FLOAT,DT_BOOL,].", [("dtype", "DT_BFLOAT16"), ("dtype support list",
+         "DT_FLOAT16,DT_FLOAT,DT_BOOL,")]),
     ],
 )  # fmt: skip
 def test_sides_of_more_wordings(message: str, sides: list[tuple[str, str]]) -> None:
@@ -121,7 +128,18 @@ def test_sides_of_more_wordings(message: str, sides: list[tuple[str, str]]) -> N
 def test_readable_values_of_older_and_triton_names() -> None:
     from dtypefix.cli.where_words import readable_value
 
-    names = ("CUDA", "fp16", "bf16", "unsigned char", "Bool", "torch.float8_e4m3fn", "Float8_e5m2")
+    names = (
+        "CUDA",
+        "fp16",
+        "bf16",
+        "unsigned char",
+        "Bool",
+        "torch.float8_e4m3fn",
+        "Float8_e5m2",
+        "DT_BFLOAT16",
+        "DT_FLOAT16,DT_FLOAT,DT_DOUBLE,DT_INT64,",
+    )
     assert [readable_value(v) for v in names] == [
-        "cuda", "float16", "bfloat16", "uint8", "bool", "float8_e4m3fn", "float8_e5m2",
+        "cuda", "float16", "bfloat16", "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "bfloat16",
+        "float16, float32, float64, int64",
     ]  # fmt: skip

@@ -127,3 +127,39 @@ def test_the_unsloth_banner_gives_its_versions() -> None:
         "vllm": ("0.8.3.dev162+g8af5a5c4.d20250401.cu128", "banner"),
         "torch": ("2.8.0.dev20250331+cu128", "banner"),
     }
+
+
+# `diffusers-cli env` as pasted in huggingface/diffusers#11417 (trimmed): an emoji stands before the first name.
+DIFFUSERS_ENV = """- 🤗 Diffusers version: 0.33.0
+- Platform: Linux-5.15.0-78-generic-x86_64-with-glibc2.35
+- Python version: 3.10.12
+- PyTorch version (GPU?): 2.4.0+cu121 (True)
+- Transformers version: 4.44.1
+- Accelerate version: 0.32.1
+"""
+
+# A "name: version" list as a Hugging Face model card's "Framework Versions" prints it (the shape people also type
+# into a bug template's System Info), then a markdown table row.
+BARE_LIST = """### Framework Versions
+- Python: 3.11.5
+- Sentence Transformers: 3.3.0
+- Transformers: 4.46.2
+- PyTorch: 2.5.1+cpu
+- Accelerate: 1.1.1
+| peft | 0.13.2 |
+"""
+
+
+def test_the_diffusers_env_emoji_label() -> None:
+    found = {name: v.version for name, v in parse_versions(DIFFUSERS_ENV).items()}
+    assert found["diffusers"] == "0.33.0" and found["transformers"] == "4.44.1" and found["torch"] == "2.4.0+cu121"
+
+
+def test_a_bare_name_version_list_is_read_for_the_training_stack() -> None:
+    found = {name: v.version for name, v in parse_versions(BARE_LIST).items()}
+    assert found == {"transformers": "4.46.2", "torch": "2.5.1+cpu", "accelerate": "1.1.1", "peft": "0.13.2"}
+
+
+def test_a_bare_list_of_config_keys_or_a_sentence_is_not_a_version() -> None:
+    text = "- num_processes: 8\n- gradient_clipping: 1.0\nstep 100 loss 2.34\nfixed in torch 2.4.0 I think\n"
+    assert parse_versions(text) == {}

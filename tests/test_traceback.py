@@ -177,3 +177,29 @@ def test_jupyter_and_rich_frames_keep_the_line_that_raised() -> None:
     assert [(f.line, f.function, f.code) for f in rich.frames] == [
         (1501, "_call_impl", "return forward_call(*args, **kwargs)")
     ]
+
+
+def _kb_log(path: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[1] / "kb" / path).read_text(encoding="utf-8")
+
+
+def test_ipython7_and_colab_frames_take_their_line_from_the_arrow() -> None:
+    """IPython 7 / Colab name a frame without its line (``[path](https://localhost:8080/#) in f(args)``); the
+    ``---->`` arrow below gives it. Real Colab output (open-mmlab/mmdetection3d#1631)."""
+    (stack,) = parse_stacks(_kb_log("devices/adam-cuda-step-after-resume-on-torch-1-12-0/mmdet3d-1631.log"))
+    assert [(f.file, f.line, f.function) for f in stack.frames] == [
+        ("<ipython-input-23-7336b75a740f>", 8, "<module>"),
+        ("/usr/local/lib/python3.7/dist-packages/torch/optim/adam.py", 255, "_single_tensor_adam"),
+    ]
+    assert stack.frames[1].code.startswith("assert not step_t.is_cuda")
+    assert stack.complete and stack.exc_type == "AssertionError"
+
+
+def test_an_ipython7_frame_cut_before_its_arrow_is_left_out_and_the_traceback_is_not_whole() -> None:
+    """The paste stops inside peft's frame, above its arrow line (huggingface/autotrain-advanced#324): that frame's
+    line is unknown, so it is left out, and the traceback no longer counts as whole (an absent frame is unknown)."""
+    (stack,) = parse_stacks(_kb_log("peft/lora-merge-into-bnb-model-on-old-peft/autotrain-324.log"))
+    assert [(f.line, f.code) for f in stack.frames] == [(2, "model = model.merge_and_unload()")]
+    assert not stack.complete and stack.message.startswith("Cannot merge LORA layers")
