@@ -148,7 +148,9 @@ _CHECK_WORDS = _linear(
     r"(?i:\bmust\b|\bexpect(ed|s)?\b|\bshould\b|\brequires?\b|\brequired\b|not supported|unsupported|not implemented"
     r"|\bonly (supports?|works?|accepts?|allowed|available)\b|\bcannot\b|can't|\bcan not\b|\binvalid\b|mismatch"
     r"|(does|do|is|are)( not|n't) (support|match|allowed|compatible|implemented)|\bincompatible\b|\bunable\b"
-    r"|\bno kernel\b|\bnot (available|allowed)\b|\bneeds?\b|\bdisallowed\b|\bforbidden\b)"
+    r"|\bno kernel\b|\bnot (available|allowed)\b|\bneeds?\b|\bdisallowed\b|\bforbidden\b"
+    # a dtype the check refuses to handle (autocast's prioritize: "Unexpected floating ScalarType")
+    r"|\bunexpected floating\b)"
 )
 # Out-of-scope rules, tried in order on messages that name no dtype or precision (device-only or neither).
 _OUT_RULES: tuple[tuple[str, Pattern], ...] = (

@@ -162,6 +162,8 @@ def test_triage_reasons() -> None:
     assert triage("Profiler was requested with CUDA on this node") == "not-a-check"
     assert triage("padding should be smaller than half of kernel_size") == "other-sense"
     assert triage("CUDA out of memory on device {device}; cannot allocate") == "memory"
+    # autocast's promote policy refusing a second reduced-precision dtype is a dtype check, whatever its wording
+    assert triage("Unexpected floating ScalarType in at::autocast::prioritize", "", "check") == "in"
 
 
 @pytest.mark.parametrize(
