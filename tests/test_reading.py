@@ -478,3 +478,15 @@ def test_please_ensure_is_a_check_word_of_the_dtype_safety_net() -> None:
         " Please ensure that the gradient and the tensor have the same dtype\n"
     )
     assert explain(message).matches[0].entry.id == "DTF050"
+
+
+def test_a_check_that_says_a_tensor_has_a_dtype_is_a_dtype_check() -> None:
+    """Real output (torchtune's recipe refusing an NF4 weight that a torchao nightly reported as float8): the raise
+    names the dtype it refused and no check word; "has dtype" in an exception is the refusal itself."""
+    text = (
+        '  File "/home/user/torchtune/torchtune/utils/precision.py", line 161, in validate_expected_param_dtype\n'
+        '    raise ValueError(f"Parameter {name} has dtype {param.dtype}")\n'
+        "ValueError: Parameter layers.0._checkpoint_wrapped_module.attn.q_proj.weight has dtype "
+        "torch.float8_e5m2fnuz\n"
+    )
+    assert [(m.entry.id, m.confidence.value) for m in explain(text).matches] == [("DTF050", "low")]
