@@ -48,13 +48,42 @@ def _anchored_on_a_notice(match: Match, lines: list[str], notices: set[int]) -> 
     return False
 
 
+def _is_warning(exc_type: str) -> bool:
+    return exc_type.rsplit(".", 1)[-1].endswith("Warning")
+
+
+_WARNING_PREFIX = lazy_regex(r"\b\w*Warning: *$")
+
+
+def _on_a_warning(match: Match, lines: list[str]) -> bool:
+    """Whether the match's anchor is a warning's message: typed (``UserWarning: ...``) or read from a line that
+    ``warnings`` printed (``grad_scaler.py:118: UserWarning: GradScaler is enabled, but ...``)."""
+    for evidence in match.evidence:
+        if evidence.kind == "error" and evidence.outcome is Outcome.HELD:
+            seen = evidence.observed.text if isinstance(evidence.observed, TextSeen) else ""
+            if _is_warning(seen.split(":", 1)[0].strip()):
+                return True
+            first = seen.splitlines()[0].strip() if seen.strip() else ""
+            return bool(first) and any(
+                first in line and _WARNING_PREFIX.search(line.split(first, 1)[0]) for line in lines
+            )
+    return False
+
+
 def notice_matches(incident: Incident, matches: Sequence[Match]) -> list[Match]:
     """``matches`` as a notice allows them: none when nothing failed (no exception named), the log printed more than
     deprecation notices and every match stands only on such a notice (a healthy run gets no answer); otherwise those
     that stand on a notice at low confidence — pasted on its own a notice is a question about it, and the entry that
     explains it answers, but never as a likely cause (medium or high) of a failure."""
-    if not matches or any(exc_type for exc_type, _ in incident.exceptions):
-        return list(matches)  # an exception was raised: something failed (a short paste's untyped lines name none)
+    if not matches:
+        return []
+    if any(exc_type for exc_type, _ in incident.exceptions):
+        # An exception was raised: something failed (a short paste's untyped lines name none). A warning printed on
+        # the way is context, not the failure, when the traceback ends in another exception: low at most.
+        if not any(s.exc_type and not _is_warning(s.exc_type) for s in incident.stacks):
+            return list(matches)
+        lines = incident.text.splitlines()
+        return [replace(m, confidence=Confidence.LOW) if _on_a_warning(m, lines) else m for m in matches]
     lines = incident.text.splitlines()
     notices, others = _notice_lines(lines)
     if not notices:

@@ -353,6 +353,27 @@ def test_a_notice_before_a_real_failure_does_not_hide_it() -> None:
     assert explain(AUTOCAST_NOTICE + UNSCALE).matches[0].entry.family == "unscale-fp16-gradients"
 
 
+# Real output (a UNet training script on a machine without CUDA): GradScaler's warning, then a failure of its own
+# that has nothing to do with it ("autocast_mode" is a module, not the context manager).
+SCALER_WARNING_THEN_TYPEERROR = """\
+C:\\Users\\user\\Python310\\lib\\site-packages\\torch\\cuda\\amp\\grad_scaler.py:118: UserWarning: torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.
+  warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
+Traceback (most recent call last):
+  File "c:\\Users\\user\\trainunet.py", line 39, in train_fn
+    with torch.cuda.amp.autocast_mode():
+TypeError: 'module' object is not callable
+"""
+
+
+def test_a_warning_printed_before_another_failure_is_context_not_its_cause() -> None:
+    """The traceback ends in an exception of its own: an answer that stands on a warning printed on the way is low
+    at most; pasted alone, the same warning is answered as before."""
+    report = explain(SCALER_WARNING_THEN_TYPEERROR)
+    assert report.matches and {m.confidence.value for m in report.matches} == {"low"}
+    alone = explain(SCALER_WARNING_THEN_TYPEERROR.split("Traceback")[0])
+    assert alone.matches[0].entry.id == "DTF009" and alone.matches[0].confidence.value != "low"
+
+
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
@@ -457,3 +478,15 @@ def test_please_ensure_is_a_check_word_of_the_dtype_safety_net() -> None:
         " Please ensure that the gradient and the tensor have the same dtype\n"
     )
     assert explain(message).matches[0].entry.id == "DTF050"
+
+
+def test_a_check_that_says_a_tensor_has_a_dtype_is_a_dtype_check() -> None:
+    """Real output (torchtune's recipe refusing an NF4 weight that a torchao nightly reported as float8): the raise
+    names the dtype it refused and no check word; "has dtype" in an exception is the refusal itself."""
+    text = (
+        '  File "/home/user/torchtune/torchtune/utils/precision.py", line 161, in validate_expected_param_dtype\n'
+        '    raise ValueError(f"Parameter {name} has dtype {param.dtype}")\n'
+        "ValueError: Parameter layers.0._checkpoint_wrapped_module.attn.q_proj.weight has dtype "
+        "torch.float8_e5m2fnuz\n"
+    )
+    assert [(m.entry.id, m.confidence.value) for m in explain(text).matches] == [("DTF050", "low")]
