@@ -563,14 +563,19 @@ _H11 = _H1.replace("torch.matmul(y, w)", "torch.matmul(y, w.to(y.dtype))")
 _H12 = _H11.replace("return x.float()", "return x.to(torch.bfloat16)")
 
 
-def test_a_function_whose_own_changes_are_all_installed_gets_a_later_change_beside_it(tmp_path: Path) -> None:
+def _fixlib_index(folder: Path, member: str, releases: tuple[tuple[str, str], ...]) -> None:
+    """An index in ``folder`` built from one wheel per ``(version, text of member)`` of a made-up library."""
     archives = {}
-    for version, text in (("1.0.0", _H1), ("1.1.0", _H11), ("1.2.0", _H12)):
-        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
+    for version, text in releases:
+        path = folder / f"fixlib-{version}-py3-none-any.whl"
         with zipfile.ZipFile(path, "w") as zf:
-            zf.writestr("fixlib/step.py", text)
+            zf.writestr(member, text)
         archives[version] = path
-    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    write_index(folder, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+
+
+def test_a_function_whose_own_changes_are_all_installed_gets_a_later_change_beside_it(tmp_path: Path) -> None:
+    _fixlib_index(tmp_path, "fixlib/step.py", (("1.0.0", _H1), ("1.1.0", _H11), ("1.2.0", _H12)))
     code = "return torch.matmul(y, w.to(y.dtype))"
     frame = Frame("/venv/site-packages/fixlib/step.py", _line(_H11, code), "step", code)
     have = {"fixlib": PackageVersion("fixlib", "1.1.0", "freeze")}
@@ -603,13 +608,7 @@ _R12 = _R11.replace('raise ValueError("cannot merge fp16 weights")', "x = x.to(t
 
 
 def test_a_refactor_that_moved_the_failing_line_is_not_the_change_to_it(tmp_path: Path) -> None:
-    archives = {}
-    for version, text in (("1.0.0", _R1), ("1.1.0", _R11), ("1.2.0", _R12)):
-        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
-        with zipfile.ZipFile(path, "w") as zf:
-            zf.writestr("fixlib/merge.py", text)
-        archives[version] = path
-    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    _fixlib_index(tmp_path, "fixlib/merge.py", (("1.0.0", _R1), ("1.1.0", _R11), ("1.2.0", _R12)))
     code = 'raise ValueError("cannot merge fp16 weights")'
     frame = Frame("/venv/site-packages/fixlib/merge.py", _line(_R1, code), "merge", code)
     (found,) = fix_history([frame], {}, folder=str(tmp_path))
@@ -623,13 +622,7 @@ def test_a_refactor_that_moved_the_failing_line_is_not_the_change_to_it(tmp_path
 def test_a_change_in_the_indexed_patch_of_the_installed_minor_is_not_surely_later(tmp_path: Path) -> None:
     """An index that keeps the last patch of each minor (torch, vLLM): for 1.1.0, a change first seen in 1.1.2 may be
     in 1.1.0 already; for 1.0.5 it is surely later."""
-    archives = {}
-    for version, text in (("1.0.3", _V1), ("1.1.2", _V11)):
-        path = tmp_path / f"fixlib-{version}-py3-none-any.whl"
-        with zipfile.ZipFile(path, "w") as zf:
-            zf.writestr("fixlib/ops.py", text)
-        archives[version] = path
-    write_index(tmp_path, build_from_archives(Library("fixlib", "fixlib", "1.0.0"), archives), [])
+    _fixlib_index(tmp_path, "fixlib/ops.py", (("1.0.3", _V1), ("1.1.2", _V11)))
     same_minor = {"fixlib": PackageVersion("fixlib", "1.1.0", "freeze")}
     (found,) = fix_history([_FRAME], same_minor, folder=str(tmp_path))
     (change,) = found.changes
