@@ -290,15 +290,20 @@ def _located(
     if caller is not None and _forwards(frames[index].code):
         # ``return super().to(*args, **kwargs)``: the library passes on what the user's line gave it, and its own
         # line has nothing else to tie.
-        at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
+        at = _index_of(frames, caller)
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
     elif caller is not None and op == "config" and any(not o.expression for o in tied[0]):
         # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
         # (``WhisperModel(size, device="cpu", compute_type="float16")``), whatever names the library's line uses.
-        at = frames.index(next(f for f in frames if (f.file, f.line) == (caller.file, caller.line)))
+        at = _index_of(frames, caller)
         given = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])[2][0]
         tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+
+
+def _index_of(frames: list[Frame], site: Site) -> int:
+    """Where the frame a site was read from is among ``frames``."""
+    return next(i for i, f in enumerate(frames) if (f.file, f.line) == (site.file, site.line))
 
 
 # The frames of a backward pass: ``loss.backward()`` through torch's ``_tensor.py`` / ``autograd`` into the engine.

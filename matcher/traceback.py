@@ -173,9 +173,12 @@ def _ipython_layout(text: str) -> bool:
     return starts and bool(_IPYTHON_ANY_FRAME.search(text)) and bool(_IPYTHON_ANY_ARROW.search(text))
 
 
+_EXCEPTION_START = lazy_regex(r"^[\w.]+(?:Error|Exception|Warning|Interrupt|Exit)\b")
+
+
 def _exception_line(line: str) -> bool:
     """An exception line (``ValueError: ...``), which closes an IPython traceback."""
-    return bool(re.match(r"^[\w.]+(?:Error|Exception|Warning|Interrupt|Exit)\b", line))
+    return bool(_EXCEPTION_START.match(line))
 
 
 def _plain_ipython(text: str) -> str:
@@ -260,15 +263,8 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             line = lines[index]
             frame = FRAME.match(line) or (_CUT_FRAME.match(line) if not frames and not complete else None)
             if frame:
-                code = ""
-                nxt = lines[index + 1] if index + 1 < len(lines) else ""
-                marked = ""
-                if nxt.startswith("    ") and not FRAME.match(nxt):
-                    code = nxt.strip()
-                    index += 1
-                    marked = _marked(nxt, lines[index + 1] if index + 1 < len(lines) else "")
-                frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code, marked))
-                index += 1
+                parsed, index = _frame_at(lines, index, frame)
+                frames.append(parsed)
                 continue
             stripped = line.strip()
             head = line[:MAX_LINE]
@@ -293,6 +289,19 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             exc_type, message = raised or ("", "")
             stacks.append(Stack(exc_type, message, tuple(frames), stream, complete=complete, error_line=False))
     return stacks
+
+
+def _frame_at(lines: list[str], index: int, header: re.Match[str]) -> tuple[Frame, int]:
+    """The frame whose header (``File "...", line N, in f``) is ``lines[index]``, with the source line printed under
+    it and that line's caret markers; and the index of the line after its source line."""
+    code = marked = ""
+    nxt = lines[index + 1] if index + 1 < len(lines) else ""
+    if nxt.startswith("    ") and not FRAME.match(nxt):
+        code = nxt.strip()
+        index += 1
+        marked = _marked(nxt, lines[index + 1] if index + 1 < len(lines) else "")
+    function = (header["function"] or "").strip()
+    return Frame(header["file"], int(header["line"]), function, code, marked), index + 1
 
 
 _CARETS = lazy_regex(r"^\s*[~^]*\^[~^]*\s*$")
@@ -389,17 +398,9 @@ def find_forward_traces(text: str) -> list[ForwardTrace]:
         frames: list[Frame] = []
         at = index + 1
         while at < len(lines) and (frame := FRAME.match(lines[at])):
-            code = marked = ""
-            nxt = lines[at + 1] if at + 1 < len(lines) else ""
-            if nxt.startswith("    ") and not FRAME.match(nxt):
-                code = nxt.strip()
-                at += 1
-                after = lines[at + 1] if at + 1 < len(lines) else ""
-                marked = _marked(nxt, after)
-                if marked:
-                    at += 1
-            frames.append(Frame(frame["file"], int(frame["line"]), (frame["function"] or "").strip(), code, marked))
-            at += 1
+            parsed, at = _frame_at(lines, at, frame)
+            frames.append(parsed)
+            at += 1 if parsed.marked else 0  # the caret line under the source line
         if frames:
             found.append(ForwardTrace(marker["node"], tuple(frames)))
     return found
