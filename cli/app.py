@@ -7,7 +7,7 @@ error, 130 interrupted.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any, Protocol
 
 import click
 import typer
@@ -48,7 +48,14 @@ def _root(
     """Explain dtype, mixed-precision and device-placement failures in PyTorch training runs, offline."""
 
 
-def _command_for(argv: list[str]) -> click.Command:
+class _Command(Protocol):
+    """What :func:`main` needs of the command typer builds: click's ``Command``, which typer 0.24+ vendors under
+    another module (so the annotation cannot name ``click.Command`` for every typer release)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def _command_for(argv: list[str]) -> _Command:
     """The click command to run. Typer inspects the signature of every registered command on each run (about
     3 ms each), so when the command is named on the command line, only that one is built."""
     wanted = argv[0] if argv else None
@@ -81,13 +88,18 @@ def main(argv: list[str] | None = None) -> int:
     def invoke() -> int:
         try:
             result = command.main(args=argv, prog_name="dtypefix", standalone_mode=False)
-        except click.exceptions.Exit as exc:
+        except (typer.Exit, click.exceptions.Exit) as exc:
             return exc.exit_code
-        except click.ClickException as exc:  # usage errors (exit 2) and the like, shown as click shows them
-            exc.show()
-            return exc.exit_code
-        except click.exceptions.Abort as exc:
+        except (typer.Abort, click.exceptions.Abort) as exc:
             raise KeyboardInterrupt from exc
+        except Exception as exc:
+            # Usage errors (exit 2) and the like, shown as click shows them: click's ClickException, or the copy of it
+            # that typer 0.24+ vendors (typer.Exit / typer.Abort above are click's own classes before 0.24).
+            show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+            if not callable(show) or not isinstance(code, int):
+                raise
+            show()
+            return code
         return result if isinstance(result, int) else 0
 
     return guarded(invoke)
