@@ -19,7 +19,7 @@ from .packages import PackageVersion, parse_versions
 from .recover import bare_error_lines, recover_error_lines, variant_lines
 from .regex import lazy_regex
 from .source import from_text
-from .traceback import ErrorLine, Frame, Stack, find_error_lines, parse_stacks
+from .traceback import EXCEPTION, ErrorLine, Frame, Stack, find_error_lines, parse_stacks
 
 __all__ = ["Incident", "build_incident"]
 
@@ -228,6 +228,11 @@ def build_incident(
         # Nothing names an exception: a short paste's lines are the message itself.
         for stream in source.streams:
             lines.extend(bare_error_lines(stream.text, stream.label))
+    elif not stacks:
+        # A short paste of messages, no traceback, one of them typed: the lines above the exception are messages as
+        # well (vLLM prints its bf16 refusal, then raises a hardware-floor RuntimeError nobody lists).
+        for stream in source.streams:
+            lines.extend(line for line in bare_error_lines(stream.text, stream.label) if _untyped_line(line))
     missing = _error_line_missing(stacks, lines, source.text)
     inside = cut_inside(stacks[-1]) if missing else None
     if inside is not None:
@@ -264,6 +269,11 @@ def build_incident(
         cut=inside,
         skipped_tracebacks=skipped,
     )
+
+
+def _untyped_line(line: ErrorLine) -> bool:
+    """One line of a short paste that is not itself an exception line (that one is read already)."""
+    return "\n" not in line.message and not EXCEPTION.match(line.message)
 
 
 def _error_line_missing(stacks: list[Stack], lines: list[ErrorLine], text: str = "") -> bool:

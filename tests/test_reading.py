@@ -490,3 +490,28 @@ def test_a_check_that_says_a_tensor_has_a_dtype_is_a_dtype_check() -> None:
         "torch.float8_e5m2fnuz\n"
     )
     assert [(m.entry.id, m.confidence.value) for m in explain(text).matches] == [("DTF050", "low")]
+
+
+# https://github.com/vllm-project/vllm/issues/1284 (both lines as the description quotes them, no traceback): vLLM
+# printed its bf16 refusal, then raised a hardware-floor RuntimeError no entry lists.
+BF16_REFUSAL_ABOVE_A_TYPED_ERROR = (
+    "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla P100-PCIE-16GB GPU has "
+    "compute capability 6.0.\n"
+    "RuntimeError: GPUs with compute capability below 7.0 are not supported.\n"
+)
+
+
+def test_short_paste_reads_the_message_above_its_typed_error() -> None:
+    incident = build_incident(BF16_REFUSAL_ABOVE_A_TYPED_ERROR)
+    assert incident.primary is not None and incident.primary.exc_type == "RuntimeError"  # still the error shown
+    assert any(line.message.startswith("Bfloat16 is only supported") for line in incident.error_lines)
+    first = _first(BF16_REFUSAL_ABOVE_A_TYPED_ERROR)
+    assert first is not None and first[0] == "DTF150"  # bf16 on a GPU older than Ampere
+    # the typed line alone stays unknown, and a traceback's untyped log lines are not read this way
+    assert _first(BF16_REFUSAL_ABOVE_A_TYPED_ERROR.splitlines()[1]) is None
+    logged = (
+        BF16_REFUSAL_ABOVE_A_TYPED_ERROR.splitlines()[0]
+        + '\nTraceback (most recent call last):\n  File "/srv/app/main.py", line 3, in <module>\n    run()\n'
+        + BF16_REFUSAL_ABOVE_A_TYPED_ERROR.splitlines()[1]
+    )
+    assert not any(line.message.startswith("Bfloat16") for line in build_incident(logged).error_lines)
