@@ -2,7 +2,8 @@
 ``kb/schema.json`` (from the condition kinds), ``docs/json-output.schema.json`` (from the JSON output's types), and
 the generated blocks of ``docs/entry-format.md`` and ``docs/json-output.md``, and ``census/operands.json`` (the
 operand roles of ``census/operands.yaml`` as the matcher reads them), and ``census/raises.json`` (which in-scope
-messages each library function raises, from ``census/mined/``). ``dtypefix docs`` writes them and
+messages each library function raises, from ``census/mined/``) with ``census/calls.json`` (the one message a function
+reaches through its callees). ``dtypefix docs`` writes them and
 ``dtypefix docs --check`` fails when one is stale, naming the command that fixes it.
 
 Pure: :func:`generated_files` reads the current files and returns what each should hold; the command writes.
@@ -86,12 +87,13 @@ def generated_files(root: Path) -> dict[str, str]:
         out["census/operands.json"] = _json(yaml.safe_load(operands.read_text(encoding="utf-8")))
     mined = root / "census" / "mined"
     if mined.is_dir():
-        from dtypefix.kbtools.census import load_mined, raise_index
+        from dtypefix.kbtools.census import callee_index, load_mined, raise_index
 
-        # What a paste cut inside a library function was probably about to raise (matcher/cut.py reads it).
-        out["census/raises.json"] = (
-            json.dumps(raise_index(load_mined(mined)), ensure_ascii=False, sort_keys=True) + "\n"
-        )
+        # What a paste cut inside a library function (or in a caller of it) was probably about to raise
+        # (matcher/cut.py reads both).
+        rows = load_mined(mined)
+        out["census/raises.json"] = json.dumps(raise_index(rows), ensure_ascii=False, sort_keys=True) + "\n"
+        out["census/calls.json"] = json.dumps(callee_index(rows), ensure_ascii=False, sort_keys=True) + "\n"
     if (root / "docs").is_dir():
         out["docs/json-output.schema.json"] = _json(json_schema())
         for name in ("docs/entry-format.md", "docs/json-output.md"):

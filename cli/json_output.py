@@ -151,6 +151,7 @@ def report_json(report: Report, command: str = "explain") -> dict[str, Any]:
                 "file": incident.cut.file,
                 "type": incident.cut.exc_type,
                 "template": incident.cut.template,
+                "callee": incident.cut.callee,
             },
         },
         "notes": [str(note) for note in incident.notes],
@@ -301,13 +302,19 @@ def json_schema() -> dict[str, Any]:
             "cut_inside": {
                 "type": ["object", "null"],
                 "description": "When the error line is missing and the last frame's library function raises one "
-                "known message (census/raises.json): the function, its file, and that message's type and template; "
-                "the entries that recognise it are proposed at low confidence.",
+                "known message (census/raises.json), or calls one function that does (census/calls.json): the "
+                "function, its file, and that message's type and template; the entries that recognise it are "
+                "proposed at low confidence.",
                 "properties": {
                     "function": {"type": "string"},
                     "file": {"type": "string"},
                     "type": {"type": "string"},
                     "template": {"type": "string"},
+                    "callee": {
+                        "type": "string",
+                        "description": "The function `function` calls that raises the message (the paste stops "
+                        "in its caller, one call before it); empty when `function` raises it itself.",
+                    },
                 },
             },
         },

@@ -87,7 +87,11 @@ def _error_line(incident: Incident, lang: str) -> str:
     cut = incident.cut
     if cut is not None and not isinstance(primary, Stack) and primary.message == cut.message:
         # not read from the paste: the message the function it stops in raises, as the source writes it
-        guessed = t("error.cut_inside", lang, function=cut.function)
+        guessed = (
+            t("error.cut_callee", lang, function=cut.function, callee=cut.callee)
+            if cut.callee
+            else t("error.cut_inside", lang, function=cut.function)
+        )
         return f"{code_span(f'{cut.exc_type}: {_cut(cut.template, 300)}')} {guessed}"
     first = _cut(primary.message.splitlines()[0], 300) if primary.message else ""
     where = f" ({primary.stream})" if isinstance(primary, Stack) and primary.stream != "main" else ""
@@ -108,7 +112,9 @@ def _what_was_read(incident: Incident, lang: str) -> str:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))
         if incident.cut is not None:
             message = f"{incident.cut.exc_type}: {incident.cut.template}"
-            return f"{shape}{t('semicolon', lang)}{t('read.cut_inside', lang, function=incident.cut.function, message=message)}"
+            key = "read.cut_callee" if incident.cut.callee else "read.cut_inside"
+            said = t(key, lang, function=incident.cut.function, callee=incident.cut.callee, message=message)
+            return f"{shape}{t('semicolon', lang)}{said}"
         return f"{shape}{t('semicolon', lang)}{t('read.error_line_missing', lang)}"
     if frames and incident.skipped_tracebacks:
         shape = t("read.traceback", lang, frames=frames, n=len(incident.stacks))

@@ -21,6 +21,7 @@ __all__ = [
     "OUT_OF_SCOPE",
     "CensusRow",
     "MinedRow",
+    "callee_index",
     "census_dir",
     "instantiate",
     "load_census",
@@ -253,6 +254,8 @@ class MinedRow:
     """The enclosing function's qualified name (Python sites), empty otherwise."""
     function_raises: int = 0
     """How many raise, assert and check sites that function has, whatever their message."""
+    callers: tuple[str, ...] = ()
+    """The functions of the same file that call that function directly (qualified names)."""
 
     @property
     def text(self) -> str:
@@ -408,6 +411,7 @@ def load_mined(folder: Path) -> list[MinedRow]:
                         scope=triage(data["template"], data["site"], data["kind"], data.get("type") or ""),
                         function=data.get("function") or "",
                         function_raises=int(data.get("function_raises") or 0),
+                        callers=tuple(data.get("callers") or ()),
                     )
                 )
     return rows
@@ -511,4 +515,39 @@ def raise_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[list[str]]
     for (path, function), messages in found.items():
         if (path, function) not in others:
             index.setdefault(path, {})[function] = messages
+    return index
+
+
+def callee_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[object]]]:
+    """The one dtype / device message a library function reaches through the functions it calls, for a paste cut
+    in that caller before its callee's frames (``census/calls.json``, read by :mod:`dtypefix.matcher.cut`):
+    ``{file path in the release: {caller: [callee, [type, template(, instantiated message)]]}}``.
+
+    One level only, within one file (the miner's ``callers``: ``self.x()`` from a method of the class, ``x()`` for a
+    module-level function). A caller is left out when, in any release mined, it raises a dtype / device message
+    itself, or its callees raise more than one such message, or one that is out of scope: the guess must leave one
+    message. Its other failures (a shape check, a state check) may still be what was raised, which is why the
+    matcher proposes the answer at low confidence and says it looked one call deeper than the paste."""
+    own: set[tuple[str, str]] = set()
+    reached: dict[tuple[str, str], list[tuple[str, MinedRow]]] = {}
+    for row in rows:
+        path = row.site.rsplit(":", 1)[0]
+        if not row.function or not path.endswith(".py") or row.kind == "warn":
+            continue
+        own.add((path, row.function.rsplit(".", 1)[-1]))
+        for caller in row.callers:
+            if caller != row.function:
+                reached.setdefault((path, caller.rsplit(".", 1)[-1]), []).append((row.function, row))
+    index: dict[str, dict[str, list[object]]] = {}
+    for (path, caller), found in sorted(reached.items()):
+        callees = {function.rsplit(".", 1)[-1] for function, _ in found}
+        templates = {row.template for _, row in found}
+        if (path, caller) in own or len(callees) != 1 or len(templates) != 1:
+            continue
+        if any(row.scope not in _RAISED_OURS for _, row in found):
+            continue
+        row = found[0][1]
+        text = instantiate(row.template)
+        message = [row.type or "RuntimeError", row.template, *([text] if text != row.template else [])]
+        index.setdefault(path, {})[caller] = [callees.pop(), message]
     return index

@@ -91,6 +91,10 @@ class MinedMessage:
     function_raises: int = 0
     """Python: how many raise, assert and check sites that function has in all, whatever their message (a dtype or
     not): more than the rows naming it means it can also fail with a message outside the census."""
+    callers: tuple[str, ...] = ()
+    """Python: the functions of the same file that call this one directly (``self.name(...)`` / ``cls.name(...)``
+    from a method of its class, ``name(...)`` for a module-level function), qualified names, sorted. A paste cut in
+    a caller, before the frames of its callee, may still say which message the callee raised (one level only)."""
 
 
 def speaks_of_dtype_or_device(text: str) -> bool:
@@ -156,6 +160,20 @@ def _call_name(node: ast.expr) -> str:
     return ""
 
 
+def _callee(func: ast.expr, caller: str) -> str:
+    """The qualified name a call inside ``caller`` reaches in the same file, when the source alone says it:
+    ``self.x()`` / ``cls.x()`` in a method -> ``Class.x``, ``x()`` -> the module-level ``x``; else empty (a call on
+    another object, or from a nested function, whose target the file does not fix)."""
+    if not caller or "<locals>" in caller:
+        return ""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        owner = caller.rpartition(".")[0]
+        return f"{owner}.{func.attr}" if owner else ""
+    return ""
+
+
 def _clean(template: str) -> str:
     """One line, trimmed, bounded: the form a census row keeps."""
     text = " ".join(template.split())
@@ -170,6 +188,7 @@ def mine_python(source: str, path: str, library: str, version: str) -> list[Mine
         return []
     found: list[MinedMessage] = []
     raises: dict[str, int] = {}
+    callers: dict[str, set[str]] = {}
 
     def keep(node: ast.AST, kind: str, type_: str, message: ast.expr | None, function: str) -> None:
         if kind != "warn":
@@ -197,7 +216,15 @@ def mine_python(source: str, path: str, library: str, version: str) -> list[Mine
                 keep(node, "check", "RuntimeError", node.args[1], function)
             elif name in _WARN_CALLS and node.args:
                 keep(node, "warn", "", node.args[0], function)
-    found = [replace(m, function_raises=raises.get(m.function, 0)) if m.function else m for m in found]
+            callee = _callee(node.func, function)
+            if callee:
+                callers.setdefault(callee, set()).add(function)
+    found = [
+        replace(m, function_raises=raises.get(m.function, 0), callers=tuple(sorted(callers.get(m.function, ()))))
+        if m.function
+        else m
+        for m in found
+    ]
     return sorted(found, key=lambda m: int(m.site.rsplit(":", 1)[1]))
 
 
@@ -310,6 +337,10 @@ def _fields(row: MinedMessage) -> dict[str, object]:
     data = asdict(row)
     if not row.function:
         del data["function"], data["function_raises"]
+    if not row.callers:
+        del data["callers"]
+    else:
+        data["callers"] = list(row.callers)
     return data
 
 

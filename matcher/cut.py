@@ -14,6 +14,13 @@ The guess is made only when it cannot be another message:
   same wording in every release mined); or the code line is the raise, and its literal text, or its exception
   type, leaves one. A code line that is anything else was a call whose own frames the cut removed.
 
+A paste also stops in a caller, before its callee's frames: ``GradScaler.unscale_`` printed as the last frame when
+``_unscale_grads_`` raised. ``census/calls.json`` (from the miner's ``callers``) names, per function, the one
+dtype / device message its callees in the same file raise, when only one is reachable one call down and the function
+raises none itself. It is taken when the frame's code line is not shown, or is a call of that callee; the guess then
+reaches one call deeper than the paste, the function may have failed with one of its other (non-dtype) checks, and
+the report says so (:attr:`CutInside.callee`).
+
 Anything else stays silent: two messages may lead to different entries (this is stricter than "all of them lead
 to the same entries", which would need the catalog here).
 """
@@ -25,14 +32,17 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .regex import lazy_regex
 from .traceback import ErrorLine, Frame, Stack
 
-__all__ = ["CutInside", "cut_inside", "load_index"]
+__all__ = ["CutInside", "cut_inside", "load_calls", "load_index"]
 
 Index = dict[str, dict[str, list[list[str]]]]
 """``census/raises.json``: file path in the release -> function -> ``[type, template(, message)]``."""
+Calls = dict[str, dict[str, list[Any]]]
+"""``census/calls.json``: file path in the release -> caller -> ``[callee, [type, template(, message)]]``."""
 
 # A code line that raises or checks: ``raise X(...)``, ``assert ...``, ``torch._check(...)``.
 _RAISES = lazy_regex(r"^(?:raise\b|assert\b|(?:\w+\.)*_check\w*\()")
@@ -57,26 +67,39 @@ class CutInside:
     """The template instantiated (a dtype, a device in its placeholders): what the entries are matched against."""
     at_raise: bool
     """The frame's own code line is the raise (else the function's only message was taken)."""
+    callee: str = ""
+    """The function ``function`` calls that raises the message, when the paste stops in a caller (one call
+    deeper than the paste shows); empty when ``function`` raises it itself."""
 
     def error_line(self, stream: str) -> ErrorLine:
         """The message as an error line, so that the entries recognising it match as for a pasted one."""
         return ErrorLine(self.exc_type, self.message, stream)
 
 
+def _shipped(name: str) -> Any:
+    import dtypefix.census  # a package of data; the files sit beside its __init__
+
+    path = Path(dtypefix.census.__file__).parent / name
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
 @functools.cache
 def load_index() -> Index:
     """``census/raises.json`` as shipped with dtypefix (read once, only for a cut paste)."""
-    import dtypefix.census  # a package of data; the file sits beside its __init__
-
-    path = Path(dtypefix.census.__file__).parent / "raises.json"
-    if not path.is_file():
-        return {}
-    data: Index = json.loads(path.read_text(encoding="utf-8"))
+    data: Index = _shipped("raises.json")
     return data
 
 
-def _messages(frame: Frame, index: Index) -> list[list[str]] | None:
-    """The messages of the frame's function: the longest tail of the frame's path that is a file of a release
+@functools.cache
+def load_calls() -> Calls:
+    """``census/calls.json`` as shipped with dtypefix (read once, only for a paste cut in a function that raises no
+    dtype / device message itself)."""
+    data: Calls = _shipped("calls.json")
+    return data
+
+
+def _of_function(frame: Frame, index: dict[str, dict[str, Any]]) -> Any:
+    """The frame's function's record: the longest tail of the frame's path that is a file of a release
     (``/usr/lib/python3.10/site-packages/vllm/worker/worker.py`` -> ``vllm/worker/worker.py``)."""
     parts = frame.file.replace("\\", "/").split("/")
     for start in range(len(parts) - 1):
@@ -90,14 +113,28 @@ def _literals(template: str) -> list[str]:
     return [part.strip() for part in _PLACEHOLDER.split(template) if len(part.strip()) >= _MIN_LITERAL]
 
 
-def cut_inside(stack: Stack, index: Index | None = None) -> CutInside | None:
-    """What the innermost frame of a cut traceback was about to raise, when its function says so unambiguously."""
+def _in_callee(frame: Frame, calls: Calls) -> CutInside | None:
+    """The one message the frame's function reaches through its callee, when the frame was (or may have been)
+    running the call of that callee."""
+    found = _of_function(frame, calls)
+    if not found:
+        return None
+    callee, message = found
+    code = frame.code.strip()
+    if code and not re.search(rf"(?<![\w.])(?:(?:self|cls)\.)?{re.escape(callee)}\s*\(", code):
+        return None  # the frame shows another line: the callee is not what was running
+    return CutInside(frame.function, frame.file, message[0], message[1], message[-1], False, callee)
+
+
+def cut_inside(stack: Stack, index: Index | None = None, calls: Calls | None = None) -> CutInside | None:
+    """What the innermost frame of a cut traceback was about to raise, when its function (or, failing that, the
+    one callee of it that raises a dtype / device message) says so unambiguously."""
     if stack.error_line or not stack.frames:
         return None
     frame = stack.frames[-1]
-    messages = _messages(frame, load_index() if index is None else index)
+    messages: list[list[str]] | None = _of_function(frame, load_index() if index is None else index)
     if not messages:
-        return None
+        return _in_callee(frame, load_calls() if calls is None else calls)
     code = frame.code.strip()
     at_raise = bool(_RAISES.match(code))
     if code and not at_raise:

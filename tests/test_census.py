@@ -87,8 +87,11 @@ def test_mined_data_is_well_formed() -> None:
     for path in MINED_DIR.glob("*.jsonl"):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             row = json.loads(line)
-            # a Python site names its enclosing function and how many raise / check sites it has in all
-            assert list(row) in (_MINED_FIELDS, [*_MINED_FIELDS, "function", "function_raises"]), (
+            # a Python site names its enclosing function, how many raise / check sites it has in all, and (where
+            # any) the functions of its file that call it
+            function = [*_MINED_FIELDS, "function", "function_raises"]
+            assert list(row) in (_MINED_FIELDS, function, [*function, "callers"]), f"{path.name}:{number}"
+            assert row.get("callers", ["x"]) and row.get("callers", []) == sorted(row.get("callers", [])), (
                 f"{path.name}:{number}"
             )
             assert "function" not in row or (row["function"] and row["function_raises"] >= (row["kind"] != "warn")), (

@@ -1,4 +1,5 @@
-"""A paste cut inside a library function: the message that function raises (census/raises.json, matcher/cut.py).
+"""A paste cut inside a library function: the message that function raises (census/raises.json, matcher/cut.py),
+or, cut in a caller, the one message its callee raises (census/calls.json).
 
 The logs are real pastes from the development samples (tests/blind27, tests/blind28b), used as posted.
 """
@@ -11,9 +12,11 @@ from pathlib import Path
 import yaml
 
 from dtypefix.cli.markdown import format_report
-from dtypefix.kbtools.census import load_mined, raise_index
+from dtypefix.cli.json_output import report_json
+from dtypefix.kbtools.census import callee_index, load_mined, raise_index
+from dtypefix.kbtools.miner import mine_python
 from dtypefix.matcher import explain
-from dtypefix.matcher.cut import cut_inside, load_index
+from dtypefix.matcher.cut import cut_inside, load_calls, load_index
 from dtypefix.matcher.traceback import parse_stacks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,14 +62,67 @@ def test_cut_inside_the_bf16_check_proposes_its_entries_at_low() -> None:
     assert "stops inside" not in chinese and "the paste" not in chinese
 
 
-def test_cut_inside_a_function_that_raises_more_stays_silent() -> None:
-    # https://github.com/2U1/Qwen2-VL-Finetune/issues/184: stops in GradScaler.unscale_, which also raises
-    # "unscale_() has already been called ..." (no dtype): the frame could be raising that
+def test_miner_records_same_file_callers() -> None:
+    source = (
+        "class Scaler:\n"
+        "    def _unscale(self, g):\n"
+        "        if g.dtype == torch.float16:\n"
+        "            raise ValueError('Attempting to unscale FP16 gradients.')\n"
+        "    def unscale_(self, opt):\n"
+        "        self._unscale(opt)\n"
+        "    def step(self, opt):\n"
+        "        other._unscale(opt)\n"  # a call on another object: the file does not say what it reaches
+        "def helper(g):\n"
+        "    Scaler()._unscale(g)\n"
+    )
+    (row,) = [r for r in mine_python(source, "pkg/scaler.py", "pkg", "1.0") if r.function]
+    assert row.function == "Scaler._unscale" and row.callers == ("Scaler.unscale_",)
+    scaler = [r for r in load_mined(ROOT / "census" / "mined") if r.function == "GradScaler._unscale_grads_"]
+    assert scaler and all("GradScaler.unscale_" in r.callers for r in scaler)
+
+
+def test_callee_index_is_what_the_mined_data_says() -> None:
+    shipped = json.loads((ROOT / "census" / "calls.json").read_text(encoding="utf-8"))
+    assert shipped == load_calls()
+    assert shipped == callee_index(load_mined(ROOT / "census" / "mined"))
+    callee, message = shipped["torch/amp/grad_scaler.py"]["unscale_"]
+    assert callee == "_unscale_grads_" and message == ["ValueError", "Attempting to unscale FP16 gradients."]
+    # a function that raises a dtype message itself is the raise index's business, never the callee index's
+    index = load_index()
+    assert not any(function in index.get(path, {}) for path, functions in shipped.items() for function in functions)
+
+
+def test_cut_in_a_caller_proposes_its_callees_message_at_low_and_says_so() -> None:
+    # https://github.com/2U1/Qwen2-VL-Finetune/issues/184: stops at the header of GradScaler.unscale_, which raises
+    # no dtype message itself ("unscale_() has already been called ..." is a state check) and calls
+    # _unscale_grads_, whose only dtype message is the fp16-gradients refusal
     log = _log("blind28b/qwenvl-ft-184")
     (stack,) = parse_stacks(log)
     assert stack.frames[-1].function == "unscale_" and not stack.error_line
-    assert cut_inside(stack) is None
-    assert explain(log).incident.cut is None
+    assert "unscale_" not in load_index().get("torch/amp/grad_scaler.py", {})  # no guess from the function itself
+    report = explain(log)
+    cut = report.incident.cut
+    assert cut is not None and (cut.function, cut.callee) == ("unscale_", "_unscale_grads_") and not cut.at_raise
+    assert report.matches and all(m.confidence == "low" for m in report.matches)
+    assert report.matches[0].entry.id == "DTF006"  # fp16 trainable parameters under the fp16 GradScaler
+    english = format_report(report, "en")
+    assert "only `_unscale_grads_` raises a dtype or device message" in english
+    assert "one call deeper than the paste shows" in english
+    chinese = format_report(report, "zh")
+    assert "往下多推了一层调用的猜测" in chinese and "one call deeper" not in chinese
+    assert report_json(report)["extracted"]["cut_inside"]["callee"] == "_unscale_grads_"
+
+
+def test_cut_in_a_caller_running_another_line_stays_silent() -> None:
+    header = (
+        'Traceback (most recent call last):\n  File "/srv/train.py", line 9, in <module>\n    scaler.unscale_(opt)\n'
+        '  File "/usr/lib/python3.11/site-packages/torch/amp/grad_scaler.py", line 338, in unscale_\n'
+    )
+    assert explain(header + "    optimizer_state = self._per_optimizer_states[id(optimizer)]\n").incident.cut is None
+    calling = header + "    optimizer_state[\"found_inf_per_device\"] = self._unscale_grads_(\n"
+    assert explain(calling).incident.cut is not None  # the call of the callee itself
+    own = header.replace("/usr/lib/python3.11/site-packages/torch/amp/", "/home/user/project/")
+    assert explain(own).incident.cut is None  # the user's own file of that name
 
 
 def test_look_alike_paths_and_a_complete_traceback_get_nothing() -> None:

@@ -44,7 +44,7 @@ def test_wheel_contains_every_module_and_kb_file(tmp_path: Path) -> None:
         for p in (ROOT / "matcher" / "data").rglob("*")
         if p.is_file()
     }
-    expected |= {"dtypefix/census/operands.json", "dtypefix/census/raises.json"}
+    expected |= {"dtypefix/census/operands.json", "dtypefix/census/raises.json", "dtypefix/census/calls.json"}
     missing = sorted(expected - names)
     assert missing == []
     assert not any(n.startswith(("kb/", "matcher/", "kbtools/", "cli/")) for n in names), (
