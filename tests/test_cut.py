@@ -11,12 +11,12 @@ from pathlib import Path
 
 import yaml
 
-from dtypefix.cli.markdown import format_report
 from dtypefix.cli.json_output import report_json
+from dtypefix.cli.markdown import format_report
 from dtypefix.kbtools.census import callee_index, load_mined, raise_index
 from dtypefix.kbtools.miner import mine_python
 from dtypefix.matcher import explain
-from dtypefix.matcher.cut import cut_inside, load_calls, load_index
+from dtypefix.matcher.cut import load_calls, load_index
 from dtypefix.matcher.traceback import parse_stacks
 
 ROOT = Path(__file__).resolve().parents[1]
