@@ -119,7 +119,7 @@ def test_cut_in_a_caller_running_another_line_stays_silent() -> None:
         '  File "/usr/lib/python3.11/site-packages/torch/amp/grad_scaler.py", line 338, in unscale_\n'
     )
     assert explain(header + "    optimizer_state = self._per_optimizer_states[id(optimizer)]\n").incident.cut is None
-    calling = header + "    optimizer_state[\"found_inf_per_device\"] = self._unscale_grads_(\n"
+    calling = header + '    optimizer_state["found_inf_per_device"] = self._unscale_grads_(\n'
     assert explain(calling).incident.cut is not None  # the call of the callee itself
     own = header.replace("/usr/lib/python3.11/site-packages/torch/amp/", "/home/user/project/")
     assert explain(own).incident.cut is None  # the user's own file of that name
