@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dtypefix.matcher.catalog import Catalog
 from dtypefix.matcher.explain import answers, explain
@@ -255,7 +256,7 @@ class MinedRow:
     function_raises: int = 0
     """How many raise, assert and check sites that function has, whatever their message."""
     callers: tuple[str, ...] = ()
-    """The functions of the same file that call that function directly (qualified names)."""
+    """Where the functions of the same file call that function directly: ``Qualified.name:line``."""
 
     @property
     def text(self) -> str:
@@ -518,36 +519,38 @@ def raise_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[list[str]]
     return index
 
 
-def callee_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[object]]]:
-    """The one dtype / device message a library function reaches through the functions it calls, for a paste cut
-    in that caller before its callee's frames (``census/calls.json``, read by :mod:`dtypefix.matcher.cut`):
-    ``{file path in the release: {caller: [callee, [type, template(, instantiated message)]]}}``.
+def callee_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[Any]]]:
+    """The one dtype / device message a library function reaches through a function it calls, for a paste cut in
+    that caller before its callee's frames (``census/calls.json``, read by :mod:`dtypefix.matcher.cut`):
+    ``{file path in the release: {caller: [callee, [type, template(, instantiated message)], [call lines]]}}``.
 
     One level only, within one file (the miner's ``callers``: ``self.x()`` from a method of the class, ``x()`` for a
-    module-level function). A caller is left out when, in any release mined, it raises a dtype / device message
-    itself, or its callees raise more than one such message, or one that is out of scope: the guess must leave one
-    message. Its other failures (a shape check, a state check) may still be what was raised, which is why the
-    matcher proposes the answer at low confidence and says it looked one call deeper than the paste."""
+    module-level function), with the lines where the releases mined make the call. A caller is left out when, in any
+    release mined, it raises a dtype / device message itself, or its callees raise more than one such message, or
+    one that is out of scope: the guess must leave one message. Its other failures (a shape check, a state check)
+    may still be what was raised, which is why the matcher proposes the answer at low confidence and says it looked
+    one call deeper than the paste."""
     own: set[tuple[str, str]] = set()
-    reached: dict[tuple[str, str], list[tuple[str, MinedRow]]] = {}
+    reached: dict[tuple[str, str], list[tuple[str, int, MinedRow]]] = {}
     for row in rows:
         path = row.site.rsplit(":", 1)[0]
         if not row.function or not path.endswith(".py") or row.kind == "warn":
             continue
         own.add((path, row.function.rsplit(".", 1)[-1]))
-        for caller in row.callers:
+        for call in row.callers:
+            caller, _, line = call.rpartition(":")
             if caller != row.function:
-                reached.setdefault((path, caller.rsplit(".", 1)[-1]), []).append((row.function, row))
-    index: dict[str, dict[str, list[object]]] = {}
+                reached.setdefault((path, caller.rsplit(".", 1)[-1]), []).append((row.function, int(line), row))
+    index: dict[str, dict[str, list[Any]]] = {}
     for (path, caller), found in sorted(reached.items()):
-        callees = {function.rsplit(".", 1)[-1] for function, _ in found}
-        templates = {row.template for _, row in found}
+        callees = {function.rsplit(".", 1)[-1] for function, _, _ in found}
+        templates = {row.template for _, _, row in found}
         if (path, caller) in own or len(callees) != 1 or len(templates) != 1:
             continue
-        if any(row.scope not in _RAISED_OURS for _, row in found):
+        if any(row.scope not in _RAISED_OURS for _, _, row in found):
             continue
-        row = found[0][1]
+        row = found[0][2]
         text = instantiate(row.template)
         message = [row.type or "RuntimeError", row.template, *([text] if text != row.template else [])]
-        index.setdefault(path, {})[caller] = [callees.pop(), message]
+        index.setdefault(path, {})[caller] = [callees.pop(), message, sorted({line for _, line, _ in found})]
     return index

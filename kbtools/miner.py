@@ -92,9 +92,9 @@ class MinedMessage:
     """Python: how many raise, assert and check sites that function has in all, whatever their message (a dtype or
     not): more than the rows naming it means it can also fail with a message outside the census."""
     callers: tuple[str, ...] = ()
-    """Python: the functions of the same file that call this one directly (``self.name(...)`` / ``cls.name(...)``
-    from a method of its class, ``name(...)`` for a module-level function), qualified names, sorted. A paste cut in
-    a caller, before the frames of its callee, may still say which message the callee raised (one level only)."""
+    """Python: where the functions of the same file call this one directly (``self.name(...)`` / ``cls.name(...)``
+    from a method of its class, ``name(...)`` for a module-level function), as ``Qualified.name:line``, sorted. A
+    paste cut in a caller at that line, before the frames of its callee, says which message the callee raised."""
 
 
 def speaks_of_dtype_or_device(text: str) -> bool:
@@ -188,7 +188,7 @@ def mine_python(source: str, path: str, library: str, version: str) -> list[Mine
         return []
     found: list[MinedMessage] = []
     raises: dict[str, int] = {}
-    callers: dict[str, set[str]] = {}
+    callers: dict[str, set[str]] = {}  # callee -> "caller:line" of each call
 
     def keep(node: ast.AST, kind: str, type_: str, message: ast.expr | None, function: str) -> None:
         if kind != "warn":
@@ -218,7 +218,7 @@ def mine_python(source: str, path: str, library: str, version: str) -> list[Mine
                 keep(node, "warn", "", node.args[0], function)
             callee = _callee(node.func, function)
             if callee:
-                callers.setdefault(callee, set()).add(function)
+                callers.setdefault(callee, set()).add(f"{function}:{node.lineno}")
     found = [
         replace(m, function_raises=raises.get(m.function, 0), callers=tuple(sorted(callers.get(m.function, ()))))
         if m.function

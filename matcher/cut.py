@@ -17,9 +17,10 @@ The guess is made only when it cannot be another message:
 A paste also stops in a caller, before its callee's frames: ``GradScaler.unscale_`` printed as the last frame when
 ``_unscale_grads_`` raised. ``census/calls.json`` (from the miner's ``callers``) names, per function, the one
 dtype / device message its callees in the same file raise, when only one is reachable one call down and the function
-raises none itself. It is taken when the frame's code line is not shown, or is a call of that callee; the guess then
-reaches one call deeper than the paste, the function may have failed with one of its other (non-dtype) checks, and
-the report says so (:attr:`CutInside.callee`).
+raises none itself, with the lines where the releases mined make that call. It is taken when the frame's code line is
+a call of that callee, or, not shown, when the frame's line is one of those lines (a header alone at another line may
+be running anything). The guess then reaches one call deeper than the paste, the function may have failed with one of
+its other (non-dtype) checks, and the report says so (:attr:`CutInside.callee`).
 
 Anything else stays silent: two messages may lead to different entries (this is stricter than "all of them lead
 to the same entries", which would need the catalog here).
@@ -42,7 +43,7 @@ __all__ = ["CutInside", "cut_inside", "load_calls", "load_index"]
 Index = dict[str, dict[str, list[list[str]]]]
 """``census/raises.json``: file path in the release -> function -> ``[type, template(, message)]``."""
 Calls = dict[str, dict[str, list[Any]]]
-"""``census/calls.json``: file path in the release -> caller -> ``[callee, [type, template(, message)]]``."""
+"""``census/calls.json``: file path in the release -> caller -> ``[callee, [type, template(, message)], [lines]]``."""
 
 # A code line that raises or checks: ``raise X(...)``, ``assert ...``, ``torch._check(...)``.
 _RAISES = lazy_regex(r"^(?:raise\b|assert\b|(?:\w+\.)*_check\w*\()")
@@ -119,10 +120,12 @@ def _in_callee(frame: Frame, calls: Calls) -> CutInside | None:
     found = _of_function(frame, calls)
     if not found:
         return None
-    callee, message = found
+    callee, message, lines = found
     code = frame.code.strip()
     if code and not re.search(rf"(?<![\w.])(?:(?:self|cls)\.)?{re.escape(callee)}\s*\(", code):
         return None  # the frame shows another line: the callee is not what was running
+    if not code and frame.line not in lines:
+        return None  # a header alone, at a line where no release mined calls the callee
     return CutInside(frame.function, frame.file, message[0], message[1], message[-1], False, callee)
 
 
