@@ -92,11 +92,11 @@ _STRINGS: Mapping[str, tuple[str, str]] = MappingProxyType(
         ),
         "read.cut_callee": (
             "the paste stops inside `{function}` before its error line; of the functions in its own file that it "
-            "calls, only `{callee}` raises a dtype or device message, `{message}`. That is a guess one call deeper "
-            "than the paste shows (`{function}` may also have failed on one of its other checks), so the entries "
-            "that recognise that message are proposed, at low confidence",
+            "calls, only `{callee}` raises a dtype or device message (`{message}`): a guess one call deeper than "
+            "the paste shows (`{function}` may also have failed on one of its other checks), so the entries that "
+            "recognise that message are proposed, at low confidence",
             "粘贴的内容停在 `{function}` 里面，还没到报错行；它调用的同一文件里的函数中，只有 `{callee}` 会抛出跟 "
-            "dtype 或设备有关的报错，即 `{message}`。这是越过粘贴内容、往下多推了一层调用的猜测（`{function}` "
+            "dtype 或设备有关的报错（`{message}`）。这是越过粘贴内容、往下多推了一层调用的猜测（`{function}` "
             "也可能是在它自己别的检查上出错），下面按这条报错给出候选，置信度只能是低",
         ),
         "read.cut_inside": (
