@@ -31,7 +31,6 @@ def _line(screen: str, label: str) -> str:
     [
         # the innermost line outside torch the paste reaches, and whose it is
         ("blind28b/deepspeed-4885", "`peft/tuners/lora/layer.py:509` in `forward` — peft: an installed package"),
-        ("blind28b/qwenvl-ft-184", "`accelerate/accelerator.py:2548` in `unscale_gradients`"),
         ("blind27/pytorch-119162", "`bug_report_model.py:15` in `forward` — your code"),
     ],
 )
@@ -41,6 +40,15 @@ def test_a_paste_cut_before_its_error_line_names_the_last_line_it_reaches(name: 
     en, zh = format_report(report, "en"), format_report(report, "zh")
     assert where in _line(en, "Where") and "the paste ends here, before the error line" in _line(en, "Where")
     assert "粘贴的内容到这里就断了" in _line(zh, "出错位置")
+
+
+def test_a_paste_cut_in_a_caller_of_the_raise_still_names_the_last_line_it_reaches() -> None:
+    # stops in GradScaler.unscale_ before _unscale_grads_ raised: the guess (tests/test_cut.py) is low, and the line
+    # shown is still accelerate's call
+    report = explain(_log("blind28b/qwenvl-ft-184"))
+    assert report.matches and all(m.confidence == "low" for m in report.matches) and report.incident.error_line_missing
+    assert "`accelerate/accelerator.py:2548` in `unscale_gradients`" in _line(format_report(report, "en"), "Where")
+    assert "`accelerate/accelerator.py:2548`" in _line(format_report(report, "zh"), "出错位置")
 
 
 def test_a_library_called_by_another_package_names_that_line() -> None:
