@@ -69,7 +69,7 @@ def recover_error_lines(text: str, stream: str) -> list[ErrorLine]:
 
 def _dialog(text: str, stream: str) -> Iterable[ErrorLine]:
     """The message of ComfyUI's error dialog, printed under its "Error occurred when executing <node>:" line and above
-    the frames, with no exception type (a frame header or a source line there is not a message)."""
+    the frames, with no exception type (a frame or traceback header there is not a message)."""
     for found in _DIALOG.finditer(text):
         message = found["message"].strip()
         if not FRAME.match(message) and not message.startswith("Traceback"):
