@@ -3,8 +3,8 @@
 the generated blocks of ``docs/entry-format.md`` and ``docs/json-output.md``, and ``census/operands.json`` (the
 operand roles of ``census/operands.yaml`` as the matcher reads them), and ``census/raises.json`` (which in-scope
 messages each library function raises, from ``census/mined/``) with ``census/calls.json`` (the one message a function
-reaches through its callees). ``dtypefix docs`` writes them and
-``dtypefix docs --check`` fails when one is stale, naming the command that fixes it.
+reaches through its callees). ``dtypefix docs`` writes them and ``dtypefix docs --check`` fails when one is stale,
+naming the command that fixes it.
 
 Pure: :func:`generated_files` reads the current files and returns what each should hold; the command writes.
 """

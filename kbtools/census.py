@@ -483,6 +483,12 @@ def mined_summary(mined: list[tuple[MinedRow, bool]]) -> tuple[str, str]:
 _RAISED_OURS = ("in", "not-a-check")
 
 
+def _as_raised(row: MinedRow) -> list[str]:
+    """``[type, template]``, and the template instantiated when it has placeholders: what the matcher reads."""
+    text = instantiate(row.template)
+    return [row.type or "RuntimeError", row.template, *([text] if text != row.template else [])]
+
+
 def raise_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[list[str]]]]:
     """Which dtype / device messages each library function raises, for a paste cut inside it (``census/raises.json``,
     read by :mod:`dtypefix.matcher.cut`): ``{file path in the release: {function: [[type, template] or [type,
@@ -508,8 +514,7 @@ def raise_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[list[str]]
             continue
         messages = found.setdefault(key, [])
         for row in ours:
-            text = instantiate(row.template)
-            message = [row.type or "RuntimeError", row.template, *([text] if text != row.template else [])]
+            message = _as_raised(row)
             if message not in messages:
                 messages.append(message)
     index: dict[str, dict[str, list[list[str]]]] = {}
@@ -549,8 +554,6 @@ def callee_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[Any]]]:
             continue
         if any(row.scope not in _RAISED_OURS for _, _, row in found):
             continue
-        row = found[0][2]
-        text = instantiate(row.template)
-        message = [row.type or "RuntimeError", row.template, *([text] if text != row.template else [])]
-        index.setdefault(path, {})[caller] = [callees.pop(), message, sorted({line for _, line, _ in found})]
+        lines = sorted({line for _, line, _ in found})
+        index.setdefault(path, {})[caller] = [callees.pop(), _as_raised(found[0][2]), lines]
     return index
