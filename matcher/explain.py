@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .catalog import Catalog, default_cache_dir, load_catalog
 from .configs import Config, ConfigError, parse_config
 from .entry import KBEntry
-from .incident import Incident, build_incident
+from .incident import Incident, build_incident, with_lines_above
 from .location import locate
 from .notices import notice_matches, notices_only
 from .observation import Note
@@ -86,6 +86,9 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
     """Score an already-built incident against ``catalog``."""
     matches = score_entries(catalog.candidates(_words(incident)), incident)
     matches = notice_matches(incident, matches)  # a healthy run's deprecation notices: nothing to explain
+    above = None if matches else with_lines_above(incident)
+    if above is not None:
+        return explain_incident(above, catalog, top)  # the exception is unknown: read the message lines above it
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(

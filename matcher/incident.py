@@ -21,7 +21,7 @@ from .regex import lazy_regex
 from .source import from_text
 from .traceback import EXCEPTION, ErrorLine, Frame, Stack, find_error_lines, parse_stacks
 
-__all__ = ["Incident", "build_incident"]
+__all__ = ["Incident", "build_incident", "with_lines_above"]
 
 # Exceptions that only report that something else failed; the error that matters is elsewhere.
 _WRAPPERS = {"ChildFailedError", "CalledProcessError", "SystemExit", "KeyboardInterrupt", "ProcessRaisedException"}
@@ -228,11 +228,6 @@ def build_incident(
         # Nothing names an exception: a short paste's lines are the message itself.
         for stream in source.streams:
             lines.extend(bare_error_lines(stream.text, stream.label))
-    elif not stacks:
-        # A short paste of messages, no traceback, one of them typed: the lines above the exception are messages as
-        # well (vLLM prints its bf16 refusal, then raises a hardware-floor RuntimeError nobody lists).
-        for stream in source.streams:
-            lines.extend(line for line in bare_error_lines(stream.text, stream.label) if _untyped_line(line))
     missing = _error_line_missing(stacks, lines, source.text)
     inside = cut_inside(stacks[-1]) if missing else None
     if inside is not None:
@@ -271,9 +266,23 @@ def build_incident(
     )
 
 
-def _untyped_line(line: ErrorLine) -> bool:
-    """One line of a short paste that is not itself an exception line (that one is read already)."""
-    return "\n" not in line.message and not EXCEPTION.match(line.message)
+def with_lines_above(incident: Incident) -> Incident | None:
+    """A short paste of messages without a traceback whose typed exception no entry knows, with its other lines read
+    as messages too; None when the paste is not one (a traceback, a log longer than a short paste, no typed line).
+
+    Lines around an exception are prose, not the error, while the exception is one the KB knows; when it is not, the
+    line above it may be the message that is (vLLM prints its bf16 refusal, then raises a hardware-floor
+    RuntimeError no entry lists). The caller asks only after nothing matched."""
+    if incident.stacks or not any(line.exc_type for line in incident.error_lines):
+        return None
+    known = {line.message for line in incident.error_lines}
+    above = [
+        line
+        for stream in from_text(incident.text).streams
+        for line in bare_error_lines(stream.text, stream.label)
+        if "\n" not in line.message and not EXCEPTION.match(line.message) and line.message not in known
+    ]
+    return replace(incident, error_lines=(*incident.error_lines, *above)) if above else None
 
 
 def _error_line_missing(stacks: list[Stack], lines: list[ErrorLine], text: str = "") -> bool:
