@@ -172,10 +172,13 @@ _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 def readable_value(value: str) -> str:
     """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
     (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); Ascend CANN's ``DT_BFLOAT16`` and its lists
-    (``DT_FLOAT16,DT_FLOAT,``) as torch's names; devices stay as printed."""
+    (``DT_FLOAT16,DT_FLOAT,``) as torch's names, as other comma-separated lists (``Half,Float,Double``); devices stay
+    as printed."""
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
+    if "," in value:  # the dtypes an op takes, the devices a machine has
+        return ", ".join(readable_value(v) for v in value.split(",") if v)
     if match := _LEGACY.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])
         return f"{dtype} (cuda)" if match["cuda"] else f"{dtype} (cpu)"
@@ -279,6 +282,8 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         else f"`{argument}`"
     )
     value = readable_value(operand.value) if operand.value else ""
+    if lang == "zh":
+        value = value.replace(", ", "、")  # a list of dtypes or devices, as Chinese lists them
     label = argument if operand.expression and operand.argument != operand.expression else ""
     source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""
     comma = "，" if lang == "zh" else ", "

@@ -183,6 +183,8 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
             value = value.format(**groups) if "{" in value else value
             if spec.get("numbered"):
                 value = tables.scalar_types.get(value, "")
+            if spec.get("count") in groups:
+                value = _devices(int(groups[spec["count"]]))
             origin = "message"
             hint = next((h for h in hints if h.key == spec.get("hint")), None)
             if not value and hint is not None:
@@ -190,6 +192,11 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
             operands.append(Operand(argument, role, spec["kind"], value, origin=origin))
         return op, _legacy_devices(tuple(operands))
     return "", ()
+
+
+def _devices(count: int) -> str:
+    """The CUDA devices of a machine with ``count`` GPUs, comma-separated (``cuda:0,cuda:1``); without one, the CPU."""
+    return ",".join(f"cuda:{i}" for i in range(count)) or "cpu"
 
 
 _LEGACY_TYPE = lazy_regex(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")

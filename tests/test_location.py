@@ -8,10 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from dtypefix.cli.markdown import format_report
 from dtypefix.cli.where_words import location_json, location_schema, readable_value, where_lines
+from dtypefix.matcher import explain
 from dtypefix.matcher.hints import find_hints
 from dtypefix.matcher.incident import build_incident
-from dtypefix.matcher.location import locate
+from dtypefix.matcher.location import locate, read_operands
 from dtypefix.matcher.owner import OwnerKind, owner_of
 from dtypefix.matcher.packages import parse_versions
 from dtypefix.matcher.traceback import parse_stacks
@@ -226,6 +228,11 @@ SIDES = {
     "torch-gradscaler-bf16-params": [("gradients", "bfloat16", "", "message"), ("expected", "float32", "", "message")],
     "dev-optimizer-state-wrong-device": [("first tensor", "cuda:0", "", "message"), ("second tensor", "cpu", "", "message")],
     "trainer-fp16-and-bf16": [("fp16", "float16", "", "message"), ("bf16", "bfloat16", "", "message")],
+    # view_as_complex takes half, float and double tensors: the list is the side that refuses a bf16 tensor.
+    "torch-bf16-view-as-complex": [
+        ("tensor", "bfloat16", "xq.reshape(*xq.shape[:-1], -1, 2)", "message"),
+        ("dtype support list", "float16, float32, float64", "", "message"),
+    ],
 }  # fmt: skip
 
 
@@ -239,6 +246,23 @@ def test_sides_of_h100_recordings(name: str) -> None:
     jsonschema.validate(data, location_schema())
 
 
+@pytest.mark.parametrize(("count", "devices"), [("0", "cpu"), ("1", "cuda:0"), ("2", "cuda:0,cuda:1")])
+def test_the_devices_a_machine_has(count: str, devices: str) -> None:
+    """``device_count() is N``: the machine's side is the devices it has, so the saved index can be mapped onto one."""
+    message = f"Attempting to deserialize object on CUDA device 3 but torch.cuda.device_count() is {count}."
+    _, (saved, machine) = read_operands(message)
+    assert (saved.value, machine.value, machine.role) == ("cuda:3", devices, "required")
+
+
+def test_a_list_of_dtypes_in_both_languages() -> None:
+    """The dtypes an op takes, as torch names them; in Chinese joined as Chinese lists are."""
+    report = explain((H100 / "h100-torch-bf16-view-as-complex.log").read_text(encoding="utf-8"))
+    en = format_report(report, "en")
+    zh = format_report(report, "zh")
+    assert "dtypes the operator takes (float16, float32, float64)" in en
+    assert "算子支持的 dtype（float16、float32、float64）" in zh
+
+
 def test_torch_internal_frames_are_not_the_site() -> None:
     """torch.load fails deep in torch/_weights_only_unpickler.py: the line to fix is the user's torch.load call."""
     location = locate(build_incident((H100 / "h100-dev-torch-load-cuda1.log").read_text(encoding="utf-8")))
@@ -246,7 +270,7 @@ def test_torch_internal_frames_are_not_the_site() -> None:
     assert (location.site.file.rsplit("/", 1)[-1], location.site.line) == ("dev_torch_load_cuda1.py", 11)
     assert [(o.argument, o.value) for o in location.operands] == [
         ("saved storage", "cuda:1"),
-        ("this machine", "1 GPU"),
+        ("this machine", "cuda:0"),
     ]
 
 
