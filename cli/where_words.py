@@ -261,6 +261,9 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "model dtype": ("model dtype", "模型 dtype"),
     "training precision": ("training precision", "训练精度"),
     "dtype support list": ("dtypes the operator takes", "算子支持的 dtype"),
+    "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
+    "then block": ("then branch", "then 分支"),
+    "else block": ("else branch", "else 分支"),
 }
 
 

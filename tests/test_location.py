@@ -228,6 +228,11 @@ SIDES = {
     "torch-gradscaler-bf16-params": [("gradients", "bfloat16", "", "message"), ("expected", "float32", "", "message")],
     "dev-optimizer-state-wrong-device": [("first tensor", "cuda:0", "", "message"), ("second tensor", "cpu", "", "message")],
     "trainer-fp16-and-bf16": [("fp16", "float16", "", "message"), ("bf16", "bfloat16", "", "message")],
+    # NumPy has no bfloat16: the floating dtypes it has are what the tensor can be converted to.
+    "torch-bf16-numpy": [
+        ("tensor", "bfloat16", "logits.detach().cpu()", "message"),
+        ("numpy floating dtypes", "float16, float32, float64", "", "message"),
+    ],
     # view_as_complex takes half, float and double tensors: the list is the side that refuses a bf16 tensor.
     "torch-bf16-view-as-complex": [
         ("tensor", "bfloat16", "xq.reshape(*xq.shape[:-1], -1, 2)", "message"),
@@ -252,6 +257,14 @@ def test_the_devices_a_machine_has(count: str, devices: str) -> None:
     message = f"Attempting to deserialize object on CUDA device 3 but torch.cuda.device_count() is {count}."
     _, (saved, machine) = read_operands(message)
     assert (saved.value, machine.value, machine.role) == ("cuda:3", devices, "required")
+
+
+def test_a_triton_branch_mismatch_of_shape_only_names_no_dtypes() -> None:
+    """Triton prints the same wording when the two branches differ in shape only: that is no dtype mismatch."""
+    message = "Mismatched type for k_offs between then block (<['128'], int32>) and else block (<['32'], int32>)"
+    assert read_operands(message) == ("", ())
+    _, (then, other) = read_operands(message.replace("int32>)", "fp16>)", 1))
+    assert (then.value, other.value) == ("fp16", "int32")
 
 
 def test_a_list_of_dtypes_in_both_languages() -> None:

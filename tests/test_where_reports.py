@@ -86,6 +86,8 @@ def test_sides_printed_above_the_frames() -> None:
         # Triton names fp8e4nv for NVIDIA GPUs of compute capability 8.9 and up; vLLM checks the GPU before a bf16 model
         ("blind27/pytorch-167082", "tensor (fp8e4nv, not on the line) · compute device (cuda)"),
         ("blind27/qanything-128", "model dtype (bfloat16, not on the line) · compute device (cuda)"),
+        # a Triton kernel variable with another dtype in each branch of an `if`
+        ("blind29a/unsloth-3728", "then branch (bfloat16, not on the line) · else branch (float32, not on the line)"),
         # the message names the dtype the parameter must have, not its own
         ("blind20/animatediff-535", "`latents` (input) · `self.norm2.weight` (parameter) · expected (float32)"),
         # torch.where(mask, att_weights, big_neg): the scalar is converted to the tensor's dtype
