@@ -299,12 +299,16 @@ def _located(
         # line has nothing else to tie.
         at = _index_of(frames, caller)
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
-    elif caller is not None and op == "config" and any(not o.expression for o in tied[0]):
+    elif caller is not None and any(not o.expression for o in tied[0]):
         # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
         # (``WhisperModel(size, device="cpu", compute_type="float16")``), whatever names the library's line uses.
+        # Likewise a side the library's own line leaves untied, where the caller's line calls a function whose
+        # arguments have known roles (``flash_attn_func(Q, K, V)``: the query is ``Q``); not a module call there,
+        # whose module is not the one that failed deeper down.
         at = _index_of(frames, caller)
-        given = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])[2][0]
-        tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
+        _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
+        if op == "config" or (read and not module):
+            tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
 
 
