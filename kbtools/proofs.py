@@ -62,6 +62,7 @@ __all__ = [
     "stated_claims",
     "unbracketed",
     "verify",
+    "wanted",
 ]
 
 _VERSION = r"\d+(?:\.(?:\d+|x))*"
@@ -406,7 +407,9 @@ def proof_problems(proof: Proof, entries: Mapping[str, KBEntry], census: Iterabl
 READABLE = (".py", ".so", ".dylib", ".pyd", ".dll", ".cpp", ".cc", ".cu")
 
 
-def _wanted(name: str, member: str) -> bool:
+def wanted(name: str, member: str) -> bool:
+    """Whether the artifact member ``name`` is read for ``member``: the runnable code for ``*``, else that file
+    whatever its kind (a header named on purpose is read)."""
     if member == "*":
         return name.endswith(READABLE)
     return name == member or name.endswith("/" + member)
@@ -418,14 +421,14 @@ def _contains(artifact: Path, member: str, needle: bytes) -> bool | None:
     if artifact.suffix in {".whl", ".zip"}:
         with zipfile.ZipFile(artifact) as archive:
             for name in archive.namelist():
-                if _wanted(name, member):
+                if wanted(name, member):
                     found = True
                     if needle in archive.read(name):
                         return True
         return False if found or member == "*" else None
     with tarfile.open(artifact) as archive:
         for info in archive:
-            if info.isfile() and _wanted(info.name, member):
+            if info.isfile() and wanted(info.name, member):
                 found = True
                 handle = archive.extractfile(info)
                 if handle is not None and needle in handle.read():
@@ -456,7 +459,7 @@ class RepoTag:
             text=True,
             check=False,
         ).stdout.splitlines()
-        return [name for name in out if _wanted(name, member)]
+        return [name for name in out if wanted(name, member)]
 
 
 def repo_grep(tag: RepoTag, literal: str, member: str) -> list[str]:

@@ -41,7 +41,6 @@ from dtypefix.matcher.entry import KBEntry
 
 from .census import census_dir, load_census
 from .proofs import (
-    READABLE,
     Check,
     Claim,
     RepoTag,
@@ -51,6 +50,7 @@ from .proofs import (
     repo_grep,
     stated_claims,
     unbracketed,
+    wanted,
 )
 
 __all__ = ["Outcome", "Scanner", "boundary_releases", "candidates", "prove", "record_yaml", "tag_releases"]
@@ -194,16 +194,16 @@ def _download_sdist(package: str, version: Version, cache: Path) -> Path | None:
     return None
 
 
-def _members(artifact: Path) -> Iterator[tuple[str, bytes]]:
+def _members(artifact: Path, member: str) -> Iterator[tuple[str, bytes]]:
     if artifact.suffix in {".whl", ".zip"}:
         with zipfile.ZipFile(artifact) as archive:
             for name in archive.namelist():
-                if name.endswith(READABLE):
+                if wanted(name, member):
                     yield name, archive.read(name)
         return
     with tarfile.open(artifact) as archive:
         for info in archive:
-            handle = archive.extractfile(info) if info.isfile() and info.name.endswith(READABLE) else None
+            handle = archive.extractfile(info) if info.isfile() and wanted(info.name, member) else None
             if handle is not None:
                 yield info.name, handle.read()
 
@@ -231,9 +231,7 @@ def _where(artifact: Artifact, literals: list[str], member: str) -> dict[str, st
             if names := repo_grep(artifact, literal, member):
                 found[literal] = names[0]
         return found
-    for name, data in _members(artifact):
-        if member != "*" and not (name == member or name.endswith("/" + member)):
-            continue
+    for name, data in _members(artifact, member):
         for literal in literals:
             if literal not in found and literal.encode("utf-8") in data:
                 found[literal] = name.split("/", 1)[1] if artifact.suffix == ".gz" else name

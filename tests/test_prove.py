@@ -4,6 +4,7 @@ message offers, which notes are claims, and how the coverage is tallied. Offline
 from __future__ import annotations
 
 import dataclasses
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from dtypefix.kbtools.proofs import (
     stated_claims,
     verify,
 )
-from dtypefix.kbtools.prove import boundary_releases, candidates, prove, record_yaml, tag_releases
+from dtypefix.kbtools.prove import Scanner, boundary_releases, candidates, prove, record_yaml, tag_releases
 from dtypefix.matcher.entry import KBEntry
 
 
@@ -232,3 +233,15 @@ def test_releases_are_read_at_their_tags_in_a_repository_mirror(tmp_path: Path) 
     assert verify(proof, tmp_path / "mirror") == []
     wrong = dataclasses.replace(proof, checks=(Check("1.4", True, "acme/engine@v1.4", "pkg/utils.py"),))
     assert [problem for _, problem in verify(wrong, tmp_path / "mirror")] == ["wording is absent in pkg/utils.py"]
+
+
+def test_a_header_is_read_when_named_and_left_out_of_star(tmp_path: Path) -> None:
+    """A behaviour can live in a header only (torch's size-1 stride rule in ATen/native/ForeachUtils.h): naming the
+    member reads it, while ``*`` keeps to the code that runs."""
+    wheel = tmp_path / "torch-2.5.0-cp312-none-macosx_11_0_arm64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("torch/include/ATen/native/ForeachUtils.h", "if (size[dim] == 1)\n")
+        archive.writestr("torch/optim/adam.py", "fused = True\n")
+    header = "torch/include/ATen/native/ForeachUtils.h"
+    assert Scanner()(wheel, ["if (size[dim] == 1)"], header) == {"if (size[dim] == 1)": header}
+    assert Scanner()(wheel, ["if (size[dim] == 1)", "fused = True"], "*") == {"fused = True": "torch/optim/adam.py"}
