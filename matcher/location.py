@@ -188,7 +188,9 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
             origin = "message"
             hint = next((h for h in hints if h.key == spec.get("hint")), None)
             if not value and hint is not None:
-                value, origin = hint.value, "log"
+                # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
+                value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
+                origin = "log"
             operands.append(Operand(argument, role, spec["kind"], value, origin=origin))
         return op, _legacy_devices(tuple(operands))
     return "", ()

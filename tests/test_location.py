@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from dtypefix.cli.markdown import format_report
 from dtypefix.cli.where_words import location_json, location_schema, readable_value, where_lines
@@ -21,6 +22,12 @@ from dtypefix.matcher.traceback import parse_stacks
 RECORDINGS = Path(__file__).parent / "data" / "where"
 # The H100 recordings replayed by test_recorded.py (real output, torch 2.11.0+cu130; see each .yaml beside it).
 H100 = Path(__file__).parent / "data" / "recorded"
+
+
+def _sample_log(name: str) -> str:
+    """A real report of a development sample (tests/<sample>/<id>.yaml)."""
+    return str(yaml.safe_load((Path(__file__).parent / f"{name}.yaml").read_text(encoding="utf-8"))["log"])
+
 
 # The issue's example, with the frames Python 3.12 prints (carets under each call).
 LINEAR = """Traceback (most recent call last):
@@ -185,6 +192,20 @@ def test_hints_from_library_warnings() -> None:
         ("input-ids-device", "cpu", "cuda"),
         ("offload", "cpu", ""),
     ]
+
+
+def test_the_silent_cast_warning_names_the_dtype_the_query_is_cast_to() -> None:
+    """transformers' flash-attention path warns before the kernel, naming the dtype it casts the float32 query to
+    (real output, tests/heldout/funmusic-18): flash-attn's check reads that query, and the warning gives its dtype."""
+    text = _sample_log("heldout/funmusic-18")
+    (hint,) = [h for h in find_hints(text) if h.key == "hidden-states-float32"]
+    assert (hint.value, hint.other_value) == ("float32", "torch.float32")
+    location = locate(build_incident(text))
+    assert location is not None
+    (query,) = [o for o in location.operands if o.role == "query"]
+    assert (readable_value(query.value), query.origin) == ("float32", "log")
+    cast = find_hints(text.replace("in torch.float32.", "in torch.bfloat16."))
+    assert [h.other_value for h in cast if h.key == "hidden-states-float32"] == ["torch.bfloat16"]
 
 
 def test_json_location_shape() -> None:
