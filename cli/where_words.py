@@ -150,6 +150,8 @@ _DTYPES = {
     "double": "float64",
     "float64": "float64",
     "long": "int64",
+    "long long": "int64",  # C++ type names (Tensor.set_)
+    "long int": "int64",
     "int": "int32",
     "short": "int16",
     "char": "int8",
@@ -177,8 +179,9 @@ def readable_value(value: str) -> str:
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
-    if "," in value:  # the dtypes an op takes, the devices a machine has
-        return ", ".join(readable_value(v) for v in value.split(",") if v)
+    if "," in value:  # the dtypes an op takes, the devices a machine has, as printed: quotes and spaces dropped
+        items = (v.strip(" '\"") for v in value.split(","))
+        return ", ".join(dict.fromkeys(readable_value(v) for v in items if v))
     if match := _LEGACY.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])
         return f"{dtype} (cuda)" if match["cuda"] else f"{dtype} (cpu)"
@@ -262,6 +265,8 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "training precision": ("training precision", "训练精度"),
     "dtype support list": ("dtypes the operator takes", "算子支持的 dtype"),
     "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
+    "supported dtypes": ("supported dtypes", "支持的 dtype"),
+    "supported devices": ("supported devices", "支持的设备"),
     "then block": ("then branch", "then 分支"),
     "else block": ("else branch", "else 分支"),
 }
