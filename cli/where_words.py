@@ -163,11 +163,17 @@ _DTYPES = {
     "fp32": "float32",
     "fp64": "float64",
     "bf16": "bfloat16",
+    # Triton's MLIR names
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
 }
 # Ascend CANN's data types (``op::DataType``) whose torch name is not the lower-cased rest.
 _CANN = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_BF16": "bfloat16"}
 _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
+# The separators of a printed list: ``['half', 'float16']``'s commas, "float16, bfloat16, or float32", "uint8 or bfloat16".
+_LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 
 
@@ -179,8 +185,8 @@ def readable_value(value: str) -> str:
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
-    if "," in value:  # the dtypes an op takes, the devices a machine has, as printed: quotes and spaces dropped
-        items = (v.strip(" '\"") for v in value.split(","))
+    if "," in value or " or " in value:  # the dtypes an op takes, the devices a machine has, as printed
+        items = (v.strip(" '\"") for v in _LIST.split(value))
         return ", ".join(dict.fromkeys(readable_value(v) for v in items if v))
     if match := _LEGACY.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])

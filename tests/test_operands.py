@@ -167,3 +167,23 @@ def test_set_source_names_the_source_first() -> None:
     """``self.set_(source)`` prints the source's dtype first, in C++ type names (``c10::BFloat16``, ``long long``)."""
     _, (source, self_) = read_operands("Could not set tensor of type long long to a tensor of type c10::BFloat16")
     assert [(o.role, readable_value(o.value)) for o in (source, self_)] == [("source", "int64"), ("self", "bfloat16")]
+
+
+@pytest.mark.parametrize(
+    ("message", "sides"),
+    [
+        # the census examples of these rows (triton's from bytedance/Protenix#211)
+        ("A must be float16, bfloat16, or float32, got torch.float64", ["float64", "float16, bfloat16, float32"]),
+        (
+            "ZeRO-3 supports only float16 or bfloat16 communication_data_type with reduce scatter enabled. Got: "
+            "'torch.float32'",
+            ["float32", "float16, bfloat16"],
+        ),
+        ("For XPU device only but got: cuda:0", ["cuda:0", "xpu"]),
+        ("Unsupported conversion from bf16 to f16", ["bfloat16", "float16"]),
+    ],
+)
+def test_lists_and_names_of_one_sided_refusals(message: str, sides: list[str]) -> None:
+    """The refused dtype or device against what the check takes, in torch's names ("or" and commas both separate)."""
+    _, operands = read_operands(message)
+    assert [readable_value(o.value) for o in operands] == sides
