@@ -273,7 +273,7 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
     "supported dtypes": ("supported dtypes", "支持的 dtype"),
     "supported devices": ("supported devices", "支持的设备"),
-    "then block": ("then branch", "then 分支"),
+    "then block": ("then branch", "if 分支"),
     "else block": ("else branch", "else 分支"),
 }
 
