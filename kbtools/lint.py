@@ -33,6 +33,7 @@ from .proofs import load_proofs, proof_problems, proofs_dir
 __all__ = [
     "LintProblem",
     "comment_cuts",
+    "example_incident",
     "lint_paths",
     "placeholder_url",
     "run_example",
@@ -188,7 +189,8 @@ def _static(path: Path, text: str, data: dict[str, Any]) -> list[LintProblem]:
     return problems
 
 
-def _example_incident(example: Example) -> Incident:
+def example_incident(example: Example) -> Incident:
+    """What ``explain`` reads for one example: its log with the configs and freeze attached to it."""
     text = example.input.read_text(encoding="utf-8", errors="replace")
     configs = [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in example.configs]
     freeze = [example.freeze.read_text(encoding="utf-8")] if example.freeze else []
@@ -197,7 +199,7 @@ def _example_incident(example: Example) -> Incident:
 
 def run_example(example: Example, catalog: Catalog) -> list[Match]:
     """The ranked matches for one example of an entry, with its attached configs and freeze (lint and tests)."""
-    return list(explain_incident(_example_incident(example), catalog).matches)
+    return list(explain_incident(example_incident(example), catalog).matches)
 
 
 def _steps(entry: KBEntry, text: str, picked: set[int]) -> list[LintProblem]:
@@ -232,7 +234,7 @@ def _examples(entry: KBEntry, text: str, catalog: Catalog) -> list[LintProblem]:
     for i, example in enumerate(entry.examples):
         if not example.input.is_file():
             continue
-        incident = _example_incident(example)
+        incident = example_incident(example)
         line = _line_of(text, ["examples", i])
         shown = applicable_step(entry, incident) + 1
         picked.add(shown)

@@ -41,6 +41,9 @@ _PREFIXED = lazy_regex(
 _CODE = lazy_regex(r"(?:raise|return|File \")\b")  # a source line behind a logger's prefix, not a message
 # ComfyUI's error report: "- **Exception Type:** RuntimeError", then "- **Exception Message:** msg".
 _REPORT = lazy_regex(r"Exception Type:\**\s*(?P<type>[\w.]+)\s*\n[^\n]*?Exception Message:\**\s*(?P<message>[^\n]+)")
+# ComfyUI's error dialog as people copy it: "Error occurred when executing VAEEncode:", a blank line or none, the
+# message without its type, then the frames (flush left or indented).
+_DIALOG = lazy_regex(r"Error occurred when executing [^\n]{1,120}:[ \t]*\n(?:[ \t]*\n)?[ \t]*(?P<message>[^\n]{10,})")
 _PREFIX_HINTS = ("rror", "RROR", "xception", "XCEPTION", "ailed", "AILED", "ailure", "AILURE")
 _PREFIX_HINT = lazy_regex(r"(?i)\b(?:error|exception|failed|failure)\b")
 _GLOG = lazy_regex(r"^[EF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] (?P<message>\S.{9,})$")
@@ -59,7 +62,18 @@ def recover_error_lines(text: str, stream: str) -> list[ErrorLine]:
     found.extend(_prefixed(text, stream))
     if "Exception Type:" in text:
         found.extend(ErrorLine(m["type"], m["message"].strip(), stream) for m in _REPORT.finditer(text))
+    if "Error occurred when executing" in text:
+        found.extend(_dialog(text, stream))
     return found[:_MAX_RECOVERED]
+
+
+def _dialog(text: str, stream: str) -> Iterable[ErrorLine]:
+    """The message of ComfyUI's error dialog, printed under its "Error occurred when executing <node>:" line and above
+    the frames, with no exception type (a frame or traceback header there is not a message)."""
+    for found in _DIALOG.finditer(text):
+        message = found["message"].strip()
+        if not FRAME.match(message) and not message.startswith("Traceback"):
+            yield ErrorLine("", message, stream)
 
 
 def variant_lines(stacks: Iterable[Stack], lines: Iterable[ErrorLine]) -> list[ErrorLine]:

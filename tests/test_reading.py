@@ -14,7 +14,7 @@ import pytest
 from dtypefix.cli import keep
 from dtypefix.cli.inputs import _read_bounded
 from dtypefix.matcher import build_incident, explain
-from dtypefix.matcher.recover import variants
+from dtypefix.matcher.recover import recover_error_lines, variants
 from dtypefix.matcher.traceback import parse_stacks
 
 
@@ -62,6 +62,38 @@ def test_labelled_type_and_message_of_an_error_report() -> None:
     lines = build_incident(COMFY_REPORT).error_lines
     assert ("RuntimeError", MESSAGE_ALONE) in [(e.exc_type, e.message) for e in lines]
     assert _first(COMFY_REPORT) == _first("RuntimeError: " + MESSAGE_ALONE)
+
+
+# https://github.com/kijai/ComfyUI-Marigold/issues/22 (ComfyUI's error dialog: the node, a blank line, the message
+# without its type, then the frames flush left)
+COMFY_DIALOG = """Error occurred when executing MarigoldDepthEstimation:
+
+Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. Please use float32 instead.
+
+File "/Users/user/ComfyUI/execution.py", line 151, in recursive_execute
+output_data, output_ui = get_output_data(obj, input_data_all)
+File "/Users/user/ComfyUI/custom_nodes/ComfyUI-Marigold/marigold/util/ensemble.py", line 82, in ensemble_depths
+s = torch.from_numpy(s).to(device)
+"""
+
+
+def test_message_of_comfyuis_error_dialog() -> None:
+    message = (
+        "Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. "
+        "Please use float32 instead."
+    )
+    assert message in [e.message for e in build_incident(COMFY_DIALOG).error_lines]
+    dialog, typed = _first(COMFY_DIALOG), _first("TypeError: " + message)
+    assert dialog is not None and typed is not None and dialog[0] == typed[0]  # the same entry as the typed message
+    # No blank line under the node's line (the IPAdapter plus #413 quote), and a frame header there is no message.
+    quoted = "Error occurred when executing IPAdapter:\n\"addmm_cuda\" not implemented for 'Float8_e4m3fn'\n"
+    assert "\"addmm_cuda\" not implemented for 'Float8_e4m3fn'" in [
+        e.message for e in build_incident(quoted).error_lines
+    ]
+    framed = (
+        'Error occurred when executing KSampler:\n\n  File "/ComfyUI/execution.py", line 151, in recursive_execute\n'
+    )
+    assert recover_error_lines(framed, "main") == []
 
 
 # https://github.com/guandeh17/Self-Forcing/issues/10 (an application's own prefix, no type, no traceback)

@@ -13,10 +13,10 @@ import pytest
 
 from dtypefix.cli.i18n import strings
 from dtypefix.cli.markdown import fill, format_check, format_report
-from dtypefix.matcher import Incident, KBEntry, Report, explain_incident
+from dtypefix.kbtools.lint import example_incident
+from dtypefix.matcher import KBEntry, Report, explain_incident
 from dtypefix.matcher.catalog import load_catalog
 from dtypefix.matcher.entry import Example
-from dtypefix.matcher.explain import incident_from
 from dtypefix.matcher.observation import Origin
 
 _CATALOG = load_catalog(cache_dir=None)
@@ -58,12 +58,6 @@ def _leaks(text: str, report: Report) -> list[str]:
     return [f for f in _FRAGMENTS if re.search(rf"(?<![A-Za-z]){re.escape(f)}(?![A-Za-z])", text)]
 
 
-def _incident(example: Example) -> Incident:
-    configs = [(path.name, path.read_text(encoding="utf-8")) for path in example.configs]
-    freeze = [example.freeze.read_text(encoding="utf-8")] if example.freeze else []
-    return incident_from(example.input.read_text(encoding="utf-8", errors="replace"), freeze=freeze, configs=configs)
-
-
 def _cases() -> list[tuple[str, Example]]:
     return [(entry.id, example) for entry in _CATALOG.active for example in entry.examples]
 
@@ -78,7 +72,7 @@ def test_every_origin_and_every_fragment_is_worded_in_both_languages() -> None:
 
 @pytest.mark.parametrize(("entry_id", "example"), _cases(), ids=lambda v: v if isinstance(v, str) else v.input.name)
 def test_chinese_output_has_no_english_words(entry_id: str, example: Example) -> None:
-    report = explain_incident(_incident(example), _CATALOG)
+    report = explain_incident(example_incident(example), _CATALOG)
     text = format_report(report, "zh", top=3, details=True)
     assert not _leaks(text, report), f"{example.input}: English in the Chinese output: {_leaks(text, report)}"
 
