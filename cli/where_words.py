@@ -11,7 +11,7 @@ import ast
 import re
 from typing import Any
 
-from dtypefix.matcher.hints import HINT_KEYS
+from dtypefix.matcher.hints import HINT_KEYS, Hint
 from dtypefix.matcher.location import ORIGINS, Location, Operand, Site
 from dtypefix.matcher.owner import OwnerKind
 
@@ -108,6 +108,11 @@ _WORDS: dict[str, tuple[str, str]] = {
     "hint.hidden-states-float32": (
         "the attention code warned that the hidden states were silently cast to float32",
         "注意力代码提示隐藏状态被悄悄转成了 float32",
+    ),
+    "hint.hidden-states-float32.other": (
+        "the attention code warned that the hidden states were silently cast to float32, and casts them to "
+        "{other_value} before the kernel",
+        "注意力代码提示隐藏状态被悄悄转成了 float32，并会在调用算子前把它们转成 {other_value}",
     ),
     "hint.offload": (
         "accelerate offloaded some parameters to the {value}",
@@ -347,7 +352,7 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
         block.append(f"{_label('operands', lang)} {shown}")
     if location.hints:
         said = ("；" if lang == "zh" else "; ").join(
-            _w(f"hint.{h.key}", lang, value=_hint_value(h.value, lang), other_value=h.other_value)
+            _w(_hint_key(h), lang, value=_hint_value(h.value, lang), other_value=h.other_value)
             for h in location.hints[:2]
         )
         block.append(f"{_label('seen', lang)} {said}")
@@ -380,6 +385,12 @@ def _traced_words(location: Location, lang: str) -> str:
     code = backward.code.replace("`", "'")
     more = _w("backward", lang, site=site, code=code) if code else _w("backward.bare", lang, site=site)
     return f"{said}{'；' if lang == 'zh' else '; '}{more}"
+
+
+def _hint_key(hint: Hint) -> str:
+    """The wording of a hint: the one that names its second value when the line gave one and such a wording exists."""
+    key = f"hint.{hint.key}"
+    return f"{key}.other" if hint.other_value and f"{key}.other" in _WORDS else key
 
 
 def _hint_value(value: str, lang: str) -> str:

@@ -3,6 +3,7 @@ first screen and the JSON word them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jsonschema
@@ -22,6 +23,12 @@ from dtypefix.matcher.traceback import parse_stacks
 RECORDINGS = Path(__file__).parent / "data" / "where"
 # The H100 recordings replayed by test_recorded.py (real output, torch 2.11.0+cu130; see each .yaml beside it).
 H100 = Path(__file__).parent / "data" / "recorded"
+
+
+def _line(screen: str, label: str) -> str:
+    """The text of a first-screen line (``**Where:** ...``), without its hard line break."""
+    found = re.search(rf"^\*\*{label}[:：]\*\* (.*?)\\?$", screen, re.MULTILINE)
+    return found.group(1) if found else ""
 
 
 def _sample_log(name: str) -> str:
@@ -206,6 +213,12 @@ def test_the_silent_cast_warning_names_the_dtype_the_query_is_cast_to() -> None:
     assert (readable_value(query.value), query.origin) == ("float32", "log")
     cast = find_hints(text.replace("in torch.float32.", "in torch.bfloat16."))
     assert [h.other_value for h in cast if h.key == "hidden-states-float32"] == ["torch.bfloat16"]
+    seen = [
+        _line(format_report(explain(text), lang), label)
+        for lang, label in (("en", "Seen in the log"), ("zh", "日志里的提示"))
+    ]
+    assert seen[0].endswith("and casts them to torch.float32 before the kernel")
+    assert seen[1].endswith("并会在调用算子前把它们转成 torch.float32")
 
 
 def test_json_location_shape() -> None:
