@@ -103,7 +103,7 @@ def _recordings() -> list[Case]:
 
 # Every dtype and device name torch, Triton and the samples print (Float8_e4m3fn, fp8e4nv, int8, Byte, mps...).
 _VALUE = re.compile(
-    r"^(?:c10::)?(?:float(?:16|32|64)?|half|double|bfloat16|Float8_\w+|float8_\w+|fp8\w+|u?int(?:8|16|32|64)|"
+    r"^(?:c10::)?(?:float(?:16|32|64)?|half|double|bfloat16|Float8_\w+|float8_\w+|fp8\w+|u?int(?:8|16|32|64)|complex(?:32|64|128)|"
     r"byte|char|short|int|long|bool|cpu|cuda(?::\d+)?|mps|xpu(?::\d+)?|npu|meta)$",
     re.I,
 )
@@ -125,8 +125,8 @@ def _line(screen: str, label: str) -> str:
 
 
 _READABLE = re.compile(
-    r"^(?:float(?:16|32|64)|bfloat16|u?int(?:8|16|32|64)|float8\w*|fp8\w+|bool|cpu|cuda(?::\d+)?|mps|xpu(?::\d+)?|npu"
-    r"|meta)$"
+    r"^(?:float(?:16|32|64)|bfloat16|u?int(?:8|16|32|64)|complex(?:32|64|128)|float8\w*|fp8\w+|bool|cpu|cuda(?::\d+)?|mps"
+    r"|xpu(?::\d+)?|npu|meta)$"
 )
 _NUMBER = re.compile(r"^`[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?`")
 _NAMED_LINE = re.compile(r"`[^`]+:\d+`")

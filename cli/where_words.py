@@ -11,7 +11,7 @@ import ast
 import re
 from typing import Any
 
-from dtypefix.matcher.hints import HINT_KEYS
+from dtypefix.matcher.hints import HINT_KEYS, Hint
 from dtypefix.matcher.location import ORIGINS, Location, Operand, Site
 from dtypefix.matcher.owner import OwnerKind
 
@@ -109,6 +109,11 @@ _WORDS: dict[str, tuple[str, str]] = {
         "the attention code warned that the hidden states were silently cast to float32",
         "注意力代码提示隐藏状态被悄悄转成了 float32",
     ),
+    "hint.hidden-states-float32.other": (
+        "the attention code warned that the hidden states were silently cast to float32, and casts them to "
+        "{other_value} before the kernel",
+        "注意力代码提示隐藏状态被悄悄转成了 float32，并会在调用算子前把它们转成 {other_value}",
+    ),
     "hint.offload": (
         "accelerate offloaded some parameters to the {value}",
         "accelerate 把部分参数卸载到了 {value}",
@@ -150,6 +155,8 @@ _DTYPES = {
     "double": "float64",
     "float64": "float64",
     "long": "int64",
+    "long long": "int64",  # C++ type names (Tensor.set_)
+    "long int": "int64",
     "int": "int32",
     "short": "int16",
     "char": "int8",
@@ -161,21 +168,31 @@ _DTYPES = {
     "fp32": "float32",
     "fp64": "float64",
     "bf16": "bfloat16",
+    # Triton's MLIR names
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
 }
 # Ascend CANN's data types (``op::DataType``) whose torch name is not the lower-cased rest.
 _CANN = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_BF16": "bfloat16"}
 _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
+# The separators of a printed list: ``['half', 'float16']``'s commas, "float16, bfloat16, or float32", "uint8 or bfloat16".
+_LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 
 
 def readable_value(value: str) -> str:
     """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
     (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); Ascend CANN's ``DT_BFLOAT16`` and its lists
-    (``DT_FLOAT16,DT_FLOAT,``) as torch's names; devices stay as printed."""
+    (``DT_FLOAT16,DT_FLOAT,``) as torch's names, as other comma-separated lists (``Half,Float,Double``); devices stay
+    as printed."""
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
+    if "," in value or " or " in value:  # the dtypes an op takes, the devices a machine has, as printed
+        items = (v.strip(" '\"") for v in _LIST.split(value))
+        return ", ".join(dict.fromkeys(readable_value(v) for v in items if v))
     if match := _LEGACY.match(value):
         dtype = _DTYPES.get(match["name"].lower(), match["name"])
         return f"{dtype} (cuda)" if match["cuda"] else f"{dtype} (cpu)"
@@ -258,6 +275,11 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "model dtype": ("model dtype", "模型 dtype"),
     "training precision": ("training precision", "训练精度"),
     "dtype support list": ("dtypes the operator takes", "算子支持的 dtype"),
+    "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
+    "supported dtypes": ("supported dtypes", "支持的 dtype"),
+    "supported devices": ("supported devices", "支持的设备"),
+    "then block": ("then branch", "if 分支"),
+    "else block": ("else branch", "else 分支"),
 }
 
 
@@ -279,6 +301,8 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         else f"`{argument}`"
     )
     value = readable_value(operand.value) if operand.value else ""
+    if lang == "zh":
+        value = value.replace(", ", "、")  # a list of dtypes or devices, as Chinese lists them
     label = argument if operand.expression and operand.argument != operand.expression else ""
     source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""
     comma = "，" if lang == "zh" else ", "
@@ -328,7 +352,7 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
         block.append(f"{_label('operands', lang)} {shown}")
     if location.hints:
         said = ("；" if lang == "zh" else "; ").join(
-            _w(f"hint.{h.key}", lang, value=_hint_value(h.value, lang), other_value=h.other_value)
+            _w(_hint_key(h), lang, value=_hint_value(h.value, lang), other_value=h.other_value)
             for h in location.hints[:2]
         )
         block.append(f"{_label('seen', lang)} {said}")
@@ -361,6 +385,12 @@ def _traced_words(location: Location, lang: str) -> str:
     code = backward.code.replace("`", "'")
     more = _w("backward", lang, site=site, code=code) if code else _w("backward.bare", lang, site=site)
     return f"{said}{'；' if lang == 'zh' else '; '}{more}"
+
+
+def _hint_key(hint: Hint) -> str:
+    """The wording of a hint: the one that names its second value when the line gave one and such a wording exists."""
+    key = f"hint.{hint.key}"
+    return f"{key}.other" if hint.other_value and f"{key}.other" in _WORDS else key
 
 
 def _hint_value(value: str, lang: str) -> str:

@@ -47,8 +47,9 @@ class Hint:
 
 
 _INPUT_IDS = lazy_regex(r"`input_ids` is on (?P<a>\w+), whereas the model is on (?P<b>\w+)")
+# transformers' flash-attention path: the query was float32 and is cast to the target dtype it names before the kernel.
 _SILENT_CAST = lazy_regex(
-    r"The input hidden states seems to be silently casted in float32.*?(?:cast back the input in (?P<t>[\w.]+))?"
+    r"The input hidden states seems to be silently casted in float32(?:.*?cast back the input in (?P<t>torch\.\w+|\w+))?"
 )
 # accelerate's big-model dispatch and transformers' quantized-model check: parts of the model live off the GPU.
 _OFFLOAD = lazy_regex(

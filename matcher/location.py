@@ -183,13 +183,22 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
             value = value.format(**groups) if "{" in value else value
             if spec.get("numbered"):
                 value = tables.scalar_types.get(value, "")
+            if spec.get("count") in groups:
+                value = _devices(int(groups[spec["count"]]))
             origin = "message"
             hint = next((h for h in hints if h.key == spec.get("hint")), None)
             if not value and hint is not None:
-                value, origin = hint.value, "log"
+                # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
+                value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
+                origin = "log"
             operands.append(Operand(argument, role, spec["kind"], value, origin=origin))
         return op, _legacy_devices(tuple(operands))
     return "", ()
+
+
+def _devices(count: int) -> str:
+    """The CUDA devices of a machine with ``count`` GPUs, comma-separated (``cuda:0,cuda:1``); without one, the CPU."""
+    return ",".join(f"cuda:{i}" for i in range(count)) or "cpu"
 
 
 _LEGACY_TYPE = lazy_regex(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
@@ -292,12 +301,16 @@ def _located(
         # line has nothing else to tie.
         at = _index_of(frames, caller)
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
-    elif caller is not None and op == "config" and any(not o.expression for o in tied[0]):
+    elif caller is not None and any(not o.expression for o in tied[0]):
         # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
         # (``WhisperModel(size, device="cpu", compute_type="float16")``), whatever names the library's line uses.
+        # Likewise a side the library's own line leaves untied, where the caller's line calls a function whose
+        # arguments have known roles (``flash_attn_func(Q, K, V)``: the query is ``Q``); not a module call there,
+        # whose module is not the one that failed deeper down.
         at = _index_of(frames, caller)
-        given = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])[2][0]
-        tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
+        _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
+        if op == "config" or (read and not module):
+            tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
     return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
 
 

@@ -300,8 +300,24 @@ def _frame_at(lines: list[str], index: int, header: re.Match[str]) -> tuple[Fram
         code = nxt.strip()
         index += 1
         marked = _marked(nxt, lines[index + 1] if index + 1 < len(lines) else "")
+    elif not lines[index][:1].isspace() and _unindented_source(lines, index + 1):
+        code = nxt.strip()  # its carets, if any, lost their columns with the indentation: not read
+        index += 1
     function = (header["function"] or "").strip()
     return Frame(header["file"], int(header["line"]), function, code, marked), index + 1
+
+
+def _unindented_source(lines: list[str], index: int) -> bool:
+    """``lines[index]`` is the source line of a frame whose paste lost its indentation (a forum, a log collector
+    that strips it: ``File "..."`` and the code both at the start of the line). The line after it must show that it
+    was one: another frame, the carets under it, or the exception line; the last line of a frame with no source line
+    shown would otherwise be taken for code when it is the message itself."""
+    line = lines[index] if index < len(lines) else ""
+    if not line.strip() or FRAME.match(line) or EXCEPTION.match(line) or _CARETS.match(line):
+        return False
+    # The next line with text (splitting glued frames leaves an empty line before each frame line).
+    after = next((a for a in lines[index + 1 : index + 3] if a.strip()), "")
+    return bool(FRAME.match(after) or _CARETS.match(after) or EXCEPTION.match(after))
 
 
 _CARETS = lazy_regex(r"^\s*[~^]*\^[~^]*\s*$")

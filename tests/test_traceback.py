@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
 from dtypefix.matcher.traceback import find_error_lines, parse_stacks
 
 CHAINED = """Traceback (most recent call last):
@@ -203,3 +207,19 @@ def test_an_ipython7_frame_cut_before_its_arrow_is_left_out_and_the_traceback_is
     (stack,) = parse_stacks(_kb_log("peft/lora-merge-into-bnb-model-on-old-peft/autotrain-324.log"))
     assert [(f.line, f.code) for f in stack.frames] == [(2, "model = model.merge_and_unload()")]
     assert not stack.complete and stack.message.startswith("Cannot merge LORA layers")
+
+
+def _sample_log(name: str) -> str:
+    path = Path(__file__).parent / f"{name}.yaml"
+    return str(yaml.safe_load(path.read_text(encoding="utf-8"))["log"])
+
+
+def test_a_paste_that_lost_its_indentation_keeps_each_frames_source_line() -> None:
+    """A forum paste with ``File "..."`` and the code both at column 0 (here behind torchrun's ``[rank0]:``): the line
+    under a frame is its code when the next line shows it was one; the last frame, followed by the message, has none
+    (real output, tests/blind29a)."""
+    text = "\n".join(line.removeprefix("[rank0]: ") for line in _sample_log("blind29a/unsloth-933").splitlines())
+    (stack,) = parse_stacks(text)
+    frames = {f.line: f.code for f in stack.frames}
+    assert frames[393] == "A = flash_attn_func(Q, K, V, causal = True)"
+    assert frames[52] == ""

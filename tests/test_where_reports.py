@@ -91,6 +91,20 @@ def test_sides_printed_above_the_frames() -> None:
         ("blind28a/chatterbox-93", "tensor (float64, not on the line) · compute device (mps)"),
         ("blind27/supir-1", "autocast dtype (bfloat16, not on the line) · compute device (cuda)"),
         ("blind28b/llama3-110", "tensor (bfloat16, not on the line) · compute device (cuda)"),
+        # Triton names fp8e4nv for NVIDIA GPUs of compute capability 8.9 and up; vLLM checks the GPU before a bf16 model
+        ("blind27/pytorch-167082", "tensor (fp8e4nv, not on the line) · compute device (cuda)"),
+        ("blind27/qanything-128", "model dtype (bfloat16, not on the line) · compute device (cuda)"),
+        # a Triton kernel variable with another dtype in each branch of an `if`
+        ("blind29a/unsloth-3728", "then branch (bfloat16, not on the line) · else branch (float32, not on the line)"),
+        # source lines pasted without indentation are read: F.linear(x, w) in peft, the query in unsloth's call to
+        # flash_attn_func (flash-attn's own frame shows no line; its check reads the query alone)
+        (
+            "blind20/llamafactory-961",
+            "`x` (expected, float32) · `transpose(self.weight, self.fan_in_fan_out)` (found, float16)",
+        ),
+        ("blind29a/unsloth-933", "`Q` (q) · dtypes the operator takes (float16, bfloat16)"),
+        # the message names the dtype the parameter must have, not its own
+        ("blind20/animatediff-535", "`latents` (input) · `self.norm2.weight` (parameter) · expected (float32)"),
         # torch.where(mask, att_weights, big_neg): the scalar is converted to the tensor's dtype
         ("blind20/lerobot-710", "`att_weights` (self, float16) · `big_neg` (value)"),
         # a logger's "ERROR main <message>": the message's own clause is no application prefix
