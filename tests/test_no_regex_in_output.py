@@ -8,7 +8,7 @@ import re
 import pytest
 
 from dtypefix.cli.markdown import format_check, format_entry, format_report
-from dtypefix.kbtools.lint import _example_incident
+from dtypefix.kbtools.lint import example_incident
 from dtypefix.matcher import check
 from dtypefix.matcher.explain import explain_incident
 
@@ -26,7 +26,7 @@ def test_no_regex_in_any_explanation(catalog) -> None:
     leaks = {}
     for entry in catalog.entries:
         for example in entry.examples:
-            report = explain_incident(_example_incident(example), catalog)
+            report = explain_incident(example_incident(example), catalog)
             text = format_report(report, "both", top=3, details=True)
             found = _leaks(text)
             if found:
