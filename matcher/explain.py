@@ -8,6 +8,7 @@ The one thing it reads is the knowledge base (and its cache) when no :class:`Cat
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from .notices import notice_matches, notices_only
 from .observation import Note
 from .owner import OwnerKind, owner_of
 from .prefilter import words_in
-from .result import Report
+from .result import Confidence, Report
 from .scope import out_of_scope
 from .score import check_entries, deciders, match_entry, score_entries, unknown_inputs
 from .traceback import Stack
@@ -87,8 +88,14 @@ def explain_incident(incident: Incident, catalog: Catalog, top: int | None = Non
     matches = score_entries(catalog.candidates(_words(incident)), incident)
     matches = notice_matches(incident, matches)  # a healthy run's deprecation notices: nothing to explain
     above = None if matches else with_lines_above(incident)
-    if above is not None:
-        return explain_incident(above, catalog, top)  # the exception is unknown: read the message lines above it
+    if above is not None:  # the exception is unknown: read the message lines above it
+        report = explain_incident(above, catalog, top)
+        # The answer stands on a line the paste printed before the exception it ends in, not on that exception (a
+        # vLLM bf16 refusal above its "compute capability below 7.0" floor): it may be part of the story, not all.
+        capped = tuple(
+            replace(m, confidence=Confidence.MEDIUM) if m.confidence is Confidence.HIGH else m for m in report.matches
+        )
+        return replace(report, matches=capped)
     chosen = matches[:top] if top else matches
     scope = None if matches else out_of_scope(incident)
     return Report(

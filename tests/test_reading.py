@@ -15,6 +15,7 @@ from dtypefix.cli import keep
 from dtypefix.cli.inputs import _read_bounded
 from dtypefix.matcher import build_incident, explain
 from dtypefix.matcher.recover import recover_error_lines, variants
+from dtypefix.matcher.result import Confidence
 from dtypefix.matcher.traceback import parse_stacks
 
 
@@ -540,6 +541,8 @@ def test_short_paste_reads_the_message_above_an_unknown_typed_error() -> None:
     report = explain(BF16_REFUSAL_ABOVE_A_TYPED_ERROR)
     assert report.matches and report.matches[0].entry.id == "DTF150"  # bf16 on a GPU older than Ampere
     assert report.incident.primary is not None and report.incident.primary.exc_type == "RuntimeError"  # still shown
+    # the answer stands on the line above the exception the paste ends in, not on that exception: medium at most
+    assert report.matches[0].confidence is Confidence.MEDIUM
     # the typed line alone stays unknown; in a traceback the lines around it are never read this way
     assert _first(BF16_REFUSAL_ABOVE_A_TYPED_ERROR.splitlines()[1]) is None
     logged = (
