@@ -256,3 +256,25 @@ def test_the_dtype_safety_net_reads_more_check_words(message: str, catalog) -> N
     message that names a dtype with one of them gets the low-confidence family answer, not "no known cause"."""
     ranked = [(m.entry.id, m.confidence.value) for m in explain(message, catalog=catalog).matches]
     assert ranked[:1] == [("DTF050", "low")], ranked
+
+
+@pytest.mark.parametrize(
+    ("message", "family"),
+    [
+        # sgl-project/sglang PR 8197: AITER's biased_grouped_topk kernel prints its bare TORCH_CHECK condition
+        ("RuntimeError: gating_output.dtype() == correction_bias.dtype()", "DTF050"),
+        # pytorch/pytorch issue 149822 (torch 2.6.0): CUDA's device guard met a CPU tensor
+        (
+            'RuntimeError: t == DeviceType::CUDA INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/impl/CUDAGuardImpl.h":28, '
+            "please report a bug to PyTorch.",
+            "DTF051",
+        ),
+        # the same check's wording since pytorch PR 149838 (census/torch.yaml)
+        ("RuntimeError: CUDAGuardImpl initialized with non-CUDA DeviceType: cpu", "DTF051"),
+    ],
+)
+def test_a_printed_condition_on_dtypes_or_devices_is_a_check(message: str, family: str, catalog) -> None:
+    """A kernel that prints its failed condition (``a.dtype() == b.dtype()``, ``t == DeviceType::CUDA``) names no
+    check word, and still checks dtypes or devices: the safety net answers it at low confidence (issue 21 §3)."""
+    ranked = [(m.entry.id, m.confidence.value) for m in explain(message, catalog=catalog).matches]
+    assert ranked[:1] == [(family, "low")], ranked
