@@ -31,3 +31,16 @@ def test_plain_linear_float_bf16_is_explained_by_the_family_not_peft_8bit() -> N
     # hpcaitech/ColossalAI#6169: nn.Linear in a ColossalAI SFT run, no PEFT/bitsandbytes frame, no 8-bit warning.
     ids = _ids("peft/lora-8bit-forward-upcasts-input-to-fp32/colossalai-6169-plain-linear.log")
     assert ids[0] == "DTF001"
+
+
+def test_eager_matmul_traceback_without_a_compiler_frame_does_not_offer_the_compiler_stage_cause() -> None:
+    # zjukg/KoPA#11: a whole traceback of an eager nn.Linear; DTF691 needs a torch.compile frame to be offered.
+    assert "DTF691" not in _ids("family/mat1-mat2-dtype/kopa-11.log")
+
+
+def test_user_dtype_bug_found_by_dynamo_fake_tensor_run_is_not_blamed_on_the_compiler() -> None:
+    # pytorch#157657 reproduction (a bf16 Conv1d given float32): Dynamo's fake-tensor run names the user's op;
+    # that is DTF621, never DTF691.
+    ids = _ids("compile/dynamo-fake-tensor-dtype-mismatch/cpu-repro-compile-conv.log")
+    assert ids[0] == "DTF621"
+    assert "DTF691" not in ids
