@@ -60,6 +60,7 @@ def test_windows_is_read_from_backslash_paths_and_platform_tags() -> None:
         "torch-2.1.0-cp310-cp310-win_amd64.whl",
         "[MSC v.1929 64 bit (AMD64)] on win32",
         "Platform: Windows-10-10.0.19045-SP0",
+        'File ".\\02_dqn_pong.py", line 189, in <module>',
     ):
         assert parse_hardware(text).os == "windows", text
     # An escape sequence printed in a code line is no drive path.
