@@ -153,7 +153,13 @@ def parse_hardware(text: str) -> Hardware:
         or (("\\" in text or "win" in text or "Windows" in text) and _WINDOWS.search(text))
     ):
         os_name: str | None = "windows"
-    elif "OS: Ubuntu" in text or "/home/" in text or "Linux" in text or "/usr/lib/python" in text:
+    elif (
+        "OS: Ubuntu" in text
+        or "/home/" in text
+        or "Linux" in text
+        or "/usr/lib/python" in text
+        or "/dist-packages/" in text
+    ):
         os_name = "linux"
     elif ("macOS" in text or "/Users/" in text or "mps" in text or "MPS" in text or "darwin" in text) and _MACOS.search(
         text

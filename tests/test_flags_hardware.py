@@ -65,6 +65,8 @@ def test_windows_is_read_from_backslash_paths_and_platform_tags() -> None:
         assert parse_hardware(text).os == "windows", text
     # An escape sequence printed in a code line is no drive path.
     assert parse_hardware('File "/home/u/a.py", line 3\n    print("a:\\tb\\n")').os == "linux"
+    # Debian's and Ubuntu's Python install packages under dist-packages.
+    assert parse_hardware('File "/usr/local/lib/python3.10/dist-packages/torch/x.py"').os == "linux"
 
 
 def test_workstation_cards_are_not_read_as_the_gaming_card_with_the_same_digits() -> None:
