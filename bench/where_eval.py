@@ -126,7 +126,7 @@ def _line(screen: str, label: str) -> str:
 
 _READABLE = re.compile(
     r"^(?:float(?:16|32|64)|bfloat16|u?int(?:8|16|32|64)|complex(?:32|64|128)|float8\w*|fp8\w+|bool|cpu|cuda(?::\d+)?|mps"
-    r"|xpu(?::\d+)?|npu|meta)$"
+    r"|(?:xpu|npu|hpu|mps)(?::\d+)?|meta)$"
 )
 _NUMBER = re.compile(r"^`[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?`")
 _NAMED_LINE = re.compile(r"`[^`]+:\d+`")

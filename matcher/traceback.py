@@ -94,13 +94,19 @@ class ErrorLine:
 
 
 def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES) -> tuple[str, int]:
-    """Collect an exception's continuation lines until a blank line, a new traceback or a chain marker."""
+    """Collect an exception's continuation lines until a blank line, a new traceback, a chain marker or a frame
+    (a paste that puts the error first and its frames after it, without a header)."""
     parts: list[str] = []
     index = start
     while index < len(lines) and len(parts) < limit:
         line = lines[index]
         stripped = line.strip()
-        if not stripped or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT) or EXCEPTION.match(line):
+        if (
+            not stripped
+            or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT)
+            or EXCEPTION.match(line)
+            or FRAME.match(line)
+        ):
             break
         parts.append(stripped)
         index += 1

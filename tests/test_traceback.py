@@ -223,3 +223,11 @@ def test_a_paste_that_lost_its_indentation_keeps_each_frames_source_line() -> No
     frames = {f.line: f.code for f in stack.frames}
     assert frames[393] == "A = flash_attn_func(Q, K, V, causal = True)"
     assert frames[52] == ""
+
+
+def test_an_error_pasted_above_its_frames_ends_before_the_first_frame() -> None:
+    """The report puts the error block first and the frames after it, with no header (tests/blind30a,
+    mistral-inference-215): the message's indented continuation lines are its own, the ``File`` lines are not."""
+    (line,) = [e for e in find_error_lines(_sample_log("blind30a/mistral-inference-215")) if e.exc_type == "ValueError"]
+    assert line.message.endswith("attn_bias   : cuda:0")
+    assert "File " not in line.message
