@@ -67,9 +67,10 @@ _REQUIREMENT = lazy_regex(
 )
 _VISIBLE = lazy_regex(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
 _ORDER = lazy_regex(r"CUDA_DEVICE_ORDER\W{0,3}\s*=\s*[\"']?(?P<value>PCI_BUS_ID|FASTEST_FIRST)")
-# A drive-letter path with a further backslash (``E:\\Anaconda\\envs``, ``c:\\Users``), a package folder written with
-# backslashes (``.conda\\Lib\\site-packages\\`` when the paste starts below the drive), a script run as ``.\\x.py``, a
-# wheel, interpreter or platform tag.
+# A drive-letter path with a further folder (``E:\Anaconda\envs``, ``c:\Users``; three characters at least, so that an
+# escape sequence in a printed code line, ``"a:\tb\n"``, is no path), a package folder written with backslashes
+# (``.conda\Lib\site-packages\`` when the paste starts below the drive), a script run as ``.\x.py``, a wheel,
+# interpreter or platform tag.
 _WINDOWS = lazy_regex(
     r"\b[A-Za-z]:\\\\?[\w .~$-]{3,}\\|\\(?:Lib|lib)\\site-packages\\|\\site-packages\\\w|struct c10::|OS: Microsoft Windows"
     r"|\bwin_amd64\b|\bon win32\b|Platform: Windows-|File \"\.\\[\w.-]"
