@@ -67,8 +67,13 @@ _REQUIREMENT = lazy_regex(
 )
 _VISIBLE = lazy_regex(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
 _ORDER = lazy_regex(r"CUDA_DEVICE_ORDER\W{0,3}\s*=\s*[\"']?(?P<value>PCI_BUS_ID|FASTEST_FIRST)")
+# A drive-letter path with a further folder (``E:\Anaconda\envs``, ``c:\Users``; three characters at least, so that an
+# escape sequence in a printed code line, ``"a:\tb\n"``, is no path), a package folder written with backslashes
+# (``.conda\Lib\site-packages\`` when the paste starts below the drive), a script run as ``.\x.py``, a wheel,
+# interpreter or platform tag.
 _WINDOWS = lazy_regex(
-    r"[A-Z]:\\\\?(?:Users|Program Files|ProgramData|Anaconda|Python)|struct c10::|OS: Microsoft Windows"
+    r"\b[A-Za-z]:\\\\?[\w .~$-]{3,}\\|\\(?:Lib|lib)\\site-packages\\|\\site-packages\\\w|struct c10::|OS: Microsoft Windows"
+    r"|\bwin_amd64\b|\bon win32\b|Platform: Windows-|File \"\.\\[\w.-]"
 )
 _MACOS = lazy_regex(r"OS: macOS|/Users/[^/\s]+/|\bMPS\b|mps:0|darwin", re.IGNORECASE)
 # nvidia-smi's table row ("|    2079MiB /   6144MiB |") and torch's out-of-memory message ("GPU 0 has a total
@@ -143,9 +148,19 @@ def parse_hardware(text: str) -> Hardware:
     visible = _VISIBLE.findall(text)
     order = _ORDER.findall(text)
     # Substring checks first: these regexes would otherwise scan megabytes of training output.
-    if "struct c10::" in text or "Microsoft Windows" in text or (":\\" in text and _WINDOWS.search(text)):
+    if (
+        "struct c10::" in text
+        or "Microsoft Windows" in text
+        or (("\\" in text or "win" in text or "Windows" in text) and _WINDOWS.search(text))
+    ):
         os_name: str | None = "windows"
-    elif "OS: Ubuntu" in text or "/home/" in text or "Linux" in text or "/usr/lib/python" in text:
+    elif (
+        "OS: Ubuntu" in text
+        or "/home/" in text
+        or "Linux" in text
+        or "/usr/lib/python" in text
+        or "/dist-packages/" in text
+    ):
         os_name = "linux"
     elif ("macOS" in text or "/Users/" in text or "mps" in text or "MPS" in text or "darwin" in text) and _MACOS.search(
         text

@@ -52,6 +52,23 @@ def test_windows_and_mps() -> None:
     assert parse_hardware("tensor on device mps:0").mps
 
 
+def test_windows_is_read_from_backslash_paths_and_platform_tags() -> None:
+    """A paste that starts below the drive letter, a lower-case drive, a wheel tag or the interpreter banner."""
+    for text in (
+        'File ".conda\\Lib\\site-packages\\orb_models\\gns.py", line 260',
+        'File "e:\\pytorch-imagecaptioning\\captioning\\loss_wrapper.py", line 47',
+        "torch-2.1.0-cp310-cp310-win_amd64.whl",
+        "[MSC v.1929 64 bit (AMD64)] on win32",
+        "Platform: Windows-10-10.0.19045-SP0",
+        'File ".\\02_dqn_pong.py", line 189, in <module>',
+    ):
+        assert parse_hardware(text).os == "windows", text
+    # An escape sequence printed in a code line is no drive path.
+    assert parse_hardware('File "/home/u/a.py", line 3\n    print("a:\\tb\\n")').os == "linux"
+    # Debian's and Ubuntu's Python install packages under dist-packages.
+    assert parse_hardware('File "/usr/local/lib/python3.10/dist-packages/torch/x.py"').os == "linux"
+
+
 def test_workstation_cards_are_not_read_as_the_gaming_card_with_the_same_digits() -> None:
     """Quadro RTX 5000 is Turing and RTX 5000 Ada is Ada: neither is an RTX 5090-class Blackwell card."""
     assert compute_capability("Quadro RTX 5000") == 7.5
