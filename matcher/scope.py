@@ -47,7 +47,7 @@ _RULES: tuple[tuple[OutOfScope, LazyRegex], ...] = (
         ),
     ),
     # Before the import rule: an ImportError that names an undefined symbol is a binary mismatch.
-    (OutOfScope.BINARY, lazy_regex(r"undefined symbol|GLIBC\w*_[\d.]+' not found|ABI", re.I)),
+    (OutOfScope.BINARY, lazy_regex(r"undefined symbol|GLIBC\w*_[\d.]+' not found|\bABI\b", re.I)),
     (OutOfScope.MISSING_MODULE, lazy_regex(r"^(?:ModuleNotFoundError|ImportError)$|No module named", re.I)),
     # A kernel that refuses or was not built for this GPU, whatever the dtype (the shared corpus's fa-762, fa-1966).
     (

@@ -43,3 +43,13 @@ def test_a_precision_capability_check_stays_ours() -> None:
     text = "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0\n"
     report = explain(text, catalog=KB)
     assert report.matches and report.out_of_scope is None
+
+
+def test_abi_is_a_word_not_part_of_one() -> None:
+    """ "probability" holds the letters of ABI: a sampling error (tests/blind31a, belle-412) is no binary mismatch."""
+    report = explain("RuntimeError: probability tensor contains either `inf`, `nan` or element < 0\n")
+    assert report.out_of_scope is None
+    assert (
+        explain("ImportError: libtorch.so: undefined symbol: _ZN3c10 (ABI mismatch)\n").out_of_scope
+        is OutOfScope.BINARY
+    )
