@@ -144,3 +144,13 @@ def test_a_projects_checkout_is_its_distributions_code() -> None:
     where = _line(format_report(explain(_log("blind28a/fasterwhisper-14")), "en"), "Where")
     assert where.startswith("`faster_whisper/transcribe.py:71` in `__init__` — faster-whisper")
     assert where.endswith("called from your code at `test_transcription.py:8`")
+
+
+def test_a_message_printed_over_lines_is_shown_with_its_lines_side_by_side() -> None:
+    """xformers prints its device check over three lines, above frames (tests/blind30a, mistral-inference-215): the
+    Error line keeps the words apart, as printed, not the wrap-joined reading ("devicequery.device")."""
+    report = explain(_log("blind30a/mistral-inference-215"))
+    for lang, label in (("en", "Error"), ("zh", "报错")):
+        error = _line(format_report(report, lang), label)
+        assert "same device query.device: cuda:7 attn_bias : cuda:0" in error, error
+        assert "devicequery" not in error
