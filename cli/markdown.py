@@ -80,19 +80,16 @@ def _cut(text: str, limit: int) -> str:
     return text[: space if space > 0 else limit].rstrip() + " …"
 
 
-_SPACE = re.compile(r"\s+")
-
-
 def _as_printed(incident: Incident, exc_type: str, message: str) -> str:
     """The message as the log printed it: a message over several lines is also read with its lines joined (with and
     without a space, for a terminal's wrap), and the headline may be the reading without a space; what was printed
     keeps its line breaks, so the screen does not show "devicequery.device: cuda:7" glued together."""
-    squeezed = _SPACE.sub("", message)
+    squeezed = "".join(message.split())
     return next(
         (
             line.message
             for line in incident.error_lines
-            if line.exc_type == exc_type and _SPACE.sub("", line.message) == squeezed
+            if line.exc_type == exc_type and "".join(line.message.split()) == squeezed
         ),
         message,
     )

@@ -8,7 +8,7 @@ publishes the table with its coverage.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -489,6 +489,15 @@ def _as_raised(row: MinedRow) -> list[str]:
     return [row.type or "RuntimeError", row.template, *([text] if text != row.template else [])]
 
 
+def _python_raises(rows: Iterable[MinedRow]) -> Iterator[tuple[str, MinedRow]]:
+    """The raise, assert and check sites inside a Python function (not a warning, not a compiled string), with the
+    file path in the release: what a traceback's frame can stop in."""
+    for row in rows:
+        path = row.site.rsplit(":", 1)[0]
+        if row.function and path.endswith(".py") and row.kind != "warn":
+            yield path, row
+
+
 def raise_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[list[str]]]]:
     """Which dtype / device messages each library function raises, for a paste cut inside it (``census/raises.json``,
     read by :mod:`dtypefix.matcher.cut`): ``{file path in the release: {function: [[type, template] or [type,
@@ -499,10 +508,8 @@ def raise_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[list[str]]
     it has raise or check sites beyond those messages (a shape check, a message without a dtype word): a paste cut
     inside it may be raising one of those, so it says nothing."""
     sites: dict[tuple[str, str, str], list[MinedRow]] = {}
-    for row in rows:
-        path = row.site.rsplit(":", 1)[0]
-        if row.function and path.endswith(".py") and row.kind != "warn":
-            sites.setdefault((path, row.function, row.version), []).append(row)
+    for path, row in _python_raises(rows):
+        sites.setdefault((path, row.function, row.version), []).append(row)
     found: dict[tuple[str, str], list[list[str]]] = {}
     others: set[tuple[str, str]] = set()
     for (path, function, _), mined in sorted(sites.items()):
@@ -537,10 +544,7 @@ def callee_index(rows: Iterable[MinedRow]) -> dict[str, dict[str, list[Any]]]:
     one call deeper than the paste."""
     own: set[tuple[str, str]] = set()
     reached: dict[tuple[str, str], list[tuple[str, int, MinedRow]]] = {}
-    for row in rows:
-        path = row.site.rsplit(":", 1)[0]
-        if not row.function or not path.endswith(".py") or row.kind == "warn":
-            continue
+    for path, row in _python_raises(rows):
         own.add((path, row.function.rsplit(".", 1)[-1]))
         for call in row.callers:
             caller, _, line = call.rpartition(":")
