@@ -14,7 +14,8 @@ For multi-line positives (the log has frames, so a line can be named), on the En
   values (``operands``), each must appear (as torch names them today: float32, bfloat16, cuda:0); an item that is
   no dtype or device and no word of the error message is an expression of the code the collector read (``big_neg``)
   and must appear as an expression; and the line must name two sides, each with a value or as such an expression
-  (a message naming one dtype is answered by the tensor and the device or setting that refuses it). Where the
+  (a message naming one dtype is answered by the tensor and the device or setting that refuses it; a side shown as
+  "not int64" is named with all such a message says of its dtype: the screen cannot honestly say more). Where the
   sample wrote down nothing checkable (and on the H100 recordings), two sides with values are needed; a side that
   is a number literal (``-1e9`` written into a float16 tensor) is its own value;
 - specific cause first: the first match is a cause entry, not a family entry;
@@ -139,10 +140,18 @@ _OWNER_WORDS = (
 )
 
 
+_NOT = re.compile(r"(?<=[(（, ])not ([\w:.]+)(?: or [\w:.]+)*")
+
+
+def _unlike(side: str) -> str:
+    """``index (not int64)`` read as ``index (int64)``: the value the side is shown not to have counts as its value."""
+    return _NOT.sub(lambda m: m[1] if _READABLE.match(m[1]) else m[0], side)
+
+
 def _sides(operands: str) -> int:
     """How many sides the Operands line names with a dtype or device (or as a number literal, its own value)."""
     count = 0
-    for side in operands.split(" · "):
+    for side in map(_unlike, operands.split(" · ")):
         values = re.findall(r"[(（](?:[^()（）]*, )?([\w:.]+)(?:, not on the line)?[)）]", side)
         count += any(_READABLE.match(v) for v in values) or bool(_NUMBER.match(side))
     return count

@@ -60,6 +60,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "module": ("module `{name}`", "模块 `{name}`"),
     "weight_of": ("the weight of `{module}`", "`{module}` 的权重"),
     "untied": ("not on the line", "这一行看不出是哪个表达式"),
+    "unlike": ("not {value}", "不是 {value}"),
     "fix.user.cast": (
         "make both sides one dtype at `{site}`: `{cast}`, or run that call under `torch.autocast`.",
         "在 `{site}` 把两侧统一成一个 dtype：`{cast}`，或者把这次调用放进 `torch.autocast`。",
@@ -303,6 +304,10 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
     value = readable_value(operand.value) if operand.value else ""
     if lang == "zh":
         value = value.replace(", ", "、")  # a list of dtypes or devices, as Chinese lists them
+    if not value and operand.unlike:
+        # All a one-sided message says of this side: it is not what the op requires ("index (not int64)").
+        refused = readable_value(operand.unlike).replace(", ", "或" if lang == "zh" else " or ")
+        value = _w("unlike", lang, value=refused)
     label = argument if operand.expression and operand.argument != operand.expression else ""
     source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""
     comma = "，" if lang == "zh" else ", "
@@ -548,6 +553,7 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
                 "kind": o.kind,
                 "value": o.value or None,
                 "readable": readable_value(o.value) if o.value else None,
+                "unlike": readable_value(o.unlike) if o.unlike else None,
                 "expression": o.expression or None,
                 "origin": o.origin,
             }
@@ -602,6 +608,11 @@ def location_schema() -> dict[str, Any]:
             "kind": {"enum": ["dtype", "device"]},
             "value": text,
             "readable": text,
+            "unlike": {
+                **text,
+                "description": "Added within 1.2: what the message says this side is not (the dtype or device the op "
+                "requires), when it names no value of the side's own.",
+            },
             "expression": text,
             "origin": {"enum": list(ORIGINS)},
         },

@@ -50,6 +50,9 @@ class Operand:
     """Where ``value`` was read: ``message`` (the error itself, or what the op requires), ``warning`` (a warning
     printed at the same line with a wording of ``census/operands.yaml``), ``log`` (a log line of :mod:`.hints`) or
     ``line`` (a literal on the failing line, ``.to("cuda")``)."""
+    unlike: str = ""
+    """What the message says this side is not, when it names no value of its own: the dtype or device the op
+    requires (``scatter(): Expected dtype int64 for index``: the index is not int64); empty otherwise."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,9 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
                 # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
                 value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
                 origin = "log"
-            operands.append(Operand(argument, role, spec["kind"], value, origin=origin))
+            # ``unlike``: the value the message requires of this side, which it therefore does not have.
+            unlike = "" if value else spec.get("unlike", "").format(**groups)
+            operands.append(Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike)))
         return op, _legacy_devices(tuple(operands))
     return "", ()
 
@@ -438,6 +443,12 @@ def _tie(
     by_role: dict[str, str] = {}
     module = ""
     module_op, module_roles = _module_op(deeper, tables)
+    outer = receiver is None or receiver.split(".")[0] == "self"
+    if module_op and outer and not frame.marked and _nested_module_call(node):
+        # ``self.ls1(self.attn(self.norm1(x)))`` without Python 3.11's carets under the call that raised: any of the
+        # module calls may be the one that entered torch's module, and the frames do not say which; tying the outer
+        # one would name the wrong tensor and weight.
+        return "", "", (operands, "")
     if module_op and (receiver is None or receiver.split(".")[0] == "self"):
         # ``self.score(pooled)`` / ``model(x)`` calling an nn.Module whose forward is in torch.
         target = f"{receiver}.{name}" if receiver else name
@@ -547,6 +558,17 @@ def _with_expression(operand: Operand, by_role: dict[str, str]) -> Operand:
     if not expression:
         return operand
     return replace(operand, expression=expression)
+
+
+def _nested_module_call(node: ast.Call) -> bool:
+    """An argument of the call holds another call of a module attribute (``self.norm1(x)`` inside
+    ``self.attn(...)``)."""
+    for argument in (*node.args, *(k.value for k in node.keywords)):
+        for inner in ast.walk(argument):
+            attribute = inner.func if isinstance(inner, ast.Call) else None
+            if isinstance(attribute, ast.Attribute) and _unparse(attribute.value).split(".")[0] == "self":
+                return True
+    return False
 
 
 def _module_op(deeper: list[Frame], tables: _Rules) -> tuple[str, tuple[str, ...]]:

@@ -7,6 +7,7 @@ Matching an entry needs more than the last line: which frames the error passed t
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -166,8 +167,15 @@ _IPYTHON_OLD_FRAME = lazy_regex(
 # source line, which says which release the file is from.
 _IPYTHON_CURRENT = lazy_regex(r"^-*> ?(?P<line>\d+)\s+(?P<code>\S.*?)\s*$")
 # A paste of IPython frames without the header (cut from a notebook's output): a frame line and an arrow line.
+_IPYTHON_NUMBERED = lazy_regex(r"^\s+(?P<line>\d+) (?P<code>.*)$")
 _IPYTHON_ANY_FRAME = lazy_regex(r"^File \S+?\.py:\d+, in [\w.<>]+", re.MULTILINE)
 _IPYTHON_ANY_ARROW = lazy_regex(r"^-*> ?\d+\s+\S", re.MULTILINE)
+
+
+def _open_brackets(code: str) -> int:
+    """How many brackets ``code`` leaves open (string literals are not told apart: a bracket inside one is rare on a
+    call's first line, and a wrong count only joins a line less or more)."""
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def _ipython_layout(text: str) -> bool:
@@ -192,11 +200,19 @@ def _plain_ipython(text: str) -> str:
     out: list[str] = []
     pending: tuple[str, str] | None = None  # an IPython 7 frame (file, function) waiting for its arrow line
     header = -1  # where the current traceback's header went
+    following = 0  # the number of the next source line that continues the arrow line's open call
     for line in text.split("\n"):
+        if following and (more := _IPYTHON_NUMBERED.match(line)) and int(more["line"]) == following:
+            # IPython prints the whole statement: its arguments are on the numbered lines below the arrow.
+            out[-1] += ("" if out[-1].endswith(("(", "[", "{")) else " ") + more["code"].strip()
+            following = following + 1 if _open_brackets(out[-1]) > 0 else 0
+            continue
+        following = 0
         if pending is not None and (current := _IPYTHON_CURRENT.match(line)):
             file, function = pending
             out.append(f'  File "{file}", line {current["line"]}, in {function}')
             out.append(f"    {current['code']}")
+            following = int(current["line"]) + 1 if _open_brackets(current["code"]) > 0 else 0
             pending = None
             continue
         closes = _exception_line(line)
@@ -221,6 +237,7 @@ def _plain_ipython(text: str) -> str:
         elif current := _IPYTHON_CURRENT.match(line):
             if out and out[-1].startswith("  File "):
                 out.append(f"    {current['code']}")
+                following = int(current["line"]) + 1 if _open_brackets(current["code"]) > 0 else 0
         elif not re.match(r"^\s+\d+(?: |$)", line) and not re.match(r"^\s+\(\.\.\.\)\s*$", line):
             out.append(line)
     if pending is not None and header >= 0:
@@ -265,12 +282,14 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
             index += 1
         frames: list[Frame] = []
         exc_type = message = ""
+        after_frames = index  # the line after the last frame read (and its source line)
         while index < len(lines):
             line = lines[index]
             frame = FRAME.match(line) or (_CUT_FRAME.match(line) if not frames and not complete else None)
             if frame:
                 parsed, index = _frame_at(lines, index, frame)
                 frames.append(parsed)
+                after_frames = index
                 continue
             stripped = line.strip()
             head = line[:MAX_LINE]
@@ -286,15 +305,63 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
                 break  # a traceback cut off before its exception line
             index += 1  # carets (^^^^), "[Previous line repeated N more times]", ExceptionGroup bars
         raised = _raised(frames)
+        untyped = "" if exc_type or not frames or index < len(lines) else _untyped_message(lines[after_frames:])
         if exc_type:
             if raised and raised[0].rsplit(".", 1)[-1] == exc_type.rsplit(".", 1)[-1]:
                 message = _uncut(message, raised[1])
             stacks.append(Stack(exc_type, message, tuple(frames), stream, complete=complete))
+        elif untyped:
+            # The message without its type (a notebook's last line, an issue title pasted under the frames).
+            stacks.append(Stack("", untyped, tuple(frames), stream, complete=complete))
         elif frames:
             # The paste ends before the exception line: what the last frame raises, if its source shows it.
             exc_type, message = raised or ("", "")
             stacks.append(Stack(exc_type, message, tuple(frames), stream, complete=complete, error_line=False))
     return stacks
+
+
+_UNTYPED_MAX_LINES = 3
+# What ends a paste without being its message: a progress bar, a shell prompt, a launcher's exit line.
+_NOT_UNTYPED = lazy_regex(r"\d%\||^\$ |^>>> |^In \[\d*\]|exit(?:ed with)? code|exitcode|^Process finished")
+
+
+def _untyped_message(tail: list[str]) -> str:
+    """The message of a traceback whose last lines, after its frames, are the message without an exception type
+    (IPython shows the type only in its header, and a reporter who copies the frames and then the message from an
+    issue title drops it): the final block of unindented lines that are not code, at the very end of the paste."""
+    block = [line for line in tail if line.strip()]
+    if not block or len(block) > _UNTYPED_MAX_LINES:
+        return ""
+    for line in block:
+        if line[:1].isspace() or _CARETS.match(line) or _NOT_UNTYPED.search(line) or _is_code(line):
+            return ""
+    # Lines after the frames with a blank line among them are not one message.
+    start = next(i for i, line in enumerate(tail) if line.strip())
+    if any(not line.strip() for line in tail[start : start + len(block)]):
+        return ""
+    return "\n".join(line.strip() for line in block)
+
+
+def _is_code(line: str) -> bool:
+    """A line Python can read as a statement, or as the start of one cut at an open bracket: a source line, not a
+    message (a message reads as prose: "FlashAttention only support fp16 and bf16 data type")."""
+    text = line.strip()
+    if " " not in text:
+        return True  # one word ("Killed", "x"): nothing says it is a message
+    closers = {"(": ")", "[": "]", "{": "}"}
+    stack: list[str] = []
+    for char in text:
+        if char in closers:
+            stack.append(closers[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+    for candidate in (text, text.rstrip(",\\") + "".join(reversed(stack))):
+        try:
+            ast.parse(candidate)
+        except (SyntaxError, ValueError):
+            continue
+        return True
+    return False
 
 
 def _frame_at(lines: list[str], index: int, header: re.Match[str]) -> tuple[Frame, int]:

@@ -231,6 +231,7 @@ def test_json_location_shape() -> None:
         "kind": "dtype",
         "value": "BFloat16",
         "readable": "bfloat16",
+        "unlike": None,
         "expression": "self.score.weight",
         "origin": "message",
     }

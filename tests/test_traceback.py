@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from dtypefix.matcher.traceback import find_error_lines, parse_stacks
@@ -231,3 +232,51 @@ def test_an_error_pasted_above_its_frames_ends_before_the_first_frame() -> None:
     (line,) = [e for e in find_error_lines(_sample_log("blind30a/mistral-inference-215")) if e.exc_type == "ValueError"]
     assert line.message.endswith("attn_bias   : cuda:0")
     assert "File " not in line.message
+
+
+_UNTYPED = """\
+  File "/opt/venv/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py", line 546, in forward
+    out = _flash_attn_forward(q, k, v)
+"""
+
+
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        # the message without its type, as an issue title or a notebook's last line gives it
+        ("FlashAttention only support fp16 and bf16 data type", "FlashAttention only support fp16 and bf16 data type"),
+        # code (whole, or cut at an open bracket), a progress bar, a launcher's exit line: not a message
+        ("return torch.mm(a, b)", ""),
+        ("out = f(x,", ""),
+        ("45%|████▌     | 9/20 [00:01<00:02, 4.1it/s]", ""),
+        ("Process finished with exit code 1", ""),
+        # two paragraphs after the frames are not one message
+        ("some words here\n\nmore words there", ""),
+    ],
+)
+def test_a_final_line_after_the_frames_is_the_untyped_message(tail: str, message: str) -> None:
+    (stack,) = parse_stacks(_UNTYPED + tail + "\n")
+    assert (stack.exc_type, stack.message, stack.error_line) == ("", message, bool(message))
+
+
+def test_a_final_untyped_line_followed_by_more_log_is_not_the_message() -> None:
+    """Only the very end of the paste: a line with more output after it is not known to be the message."""
+    text = _UNTYPED + 'some words here\n  File "/x/y.py", line 3, in g\n    h()\n'
+    assert all(not s.message for s in parse_stacks(text))
+
+
+def test_ipython_numbered_lines_continue_the_arrow_lines_call() -> None:
+    """IPython prints the whole statement; a call left open on the arrow line goes on on the numbered lines below
+    it (blind30a/unsloth-1154), until its brackets close."""
+    text = (
+        "File /opt/venv/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py:546, in FlashAttnFunc.forward(ctx, q)\n"
+        "    544 if softmax_scale is None:\n"
+        "--> 546 out, q = _flash_attn_forward(\n"
+        "    547     q,\n"
+        "    548     k,\n"
+        "    549 )\n"
+        "    550 x = 1\n"
+        "RuntimeError: FlashAttention only support fp16 and bf16 data type\n"
+    )
+    (stack,) = parse_stacks(text)
+    assert stack.frames[-1].code == "out, q = _flash_attn_forward(q, k, )"

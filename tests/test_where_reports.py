@@ -102,13 +102,32 @@ def test_sides_printed_above_the_frames() -> None:
             "blind20/llamafactory-961",
             "`x` (expected, float32) · `transpose(self.weight, self.fan_in_fan_out)` (found, float16)",
         ),
-        ("blind29a/unsloth-933", "`Q` (q) · dtypes the operator takes (float16, bfloat16)"),
+        ("blind29a/unsloth-933", "`Q` (q, not float16 or bfloat16) · dtypes the operator takes (float16, bfloat16)"),
         # the message names the dtype the parameter must have, not its own
-        ("blind20/animatediff-535", "`latents` (input) · `self.norm2.weight` (parameter) · expected (float32)"),
+        (
+            "blind20/animatediff-535",
+            "`latents` (input) · `self.norm2.weight` (parameter, not float32) · expected (float32)",
+        ),
         # torch.where(mask, att_weights, big_neg): the scalar is converted to the tensor's dtype
         ("blind20/lerobot-710", "`att_weights` (self, float16) · `big_neg` (value)"),
         # a logger's "ERROR main <message>": the message's own clause is no application prefix
         ("blind28a/hidream-54", "`mat1` (float16, not on the line) · `mat2` (bfloat16, not on the line)"),
+        # an index dtype: the message names what the index must be, so the index is shown not to be it; PyG's
+        # `scatter_add_(dim, index, src)` ties it, Genesis's frame shows no line
+        ("blind30b/pyg-8740", "`index` (not int64) · expected (int64)"),
+        ("blind30b/genesis-2035", "`index` (not int64, not on the line) · expected (int64)"),
+        # torch 2.0's CPU LayerNorm asked the input (not the parameters) to be bf16
+        (
+            "blind31a/chatglm-efficient-tuning-23",
+            "`hidden_states` (input, not bfloat16) · `self.input_layernorm.weight` (parameter) · expected (bfloat16)",
+        ),
+        # "LayerNormKernelImpl" refuses Half only on the CPU; the line calls three modules, and no caret says which
+        # one entered LayerNorm: no expression is guessed
+        ("blind30b/roma-26", "`input` (float16, not on the line) · compute device (cpu)"),
+        # CUDA's device guard built for a tensor that is not on a CUDA device (AutoGPTQ's CUDA kernel on the CPU)
+        ("blind30a/qwen-461", "tensor (not cuda, not on the line) · compute device (cuda)"),
+        # IPython's numbered lines under the arrow are the rest of the call: `_flash_attn_forward(q, k, v, ...)`
+        ("blind30a/unsloth-1154", "`q` (not float16 or bfloat16) · dtypes the operator takes (float16, bfloat16)"),
     ],
 )
 def test_one_sided_refusals_and_scalars_name_both_sides(name: str, operands: str) -> None:
@@ -154,3 +173,13 @@ def test_a_message_printed_over_lines_is_shown_with_its_lines_side_by_side() -> 
         error = _line(format_report(report, lang), label)
         assert "same device query.device: cuda:7 attn_bias : cuda:0" in error, error
         assert "devicequery" not in error
+
+
+def test_a_notebook_traceback_ending_in_its_message_without_a_type_is_not_cut() -> None:
+    """blind30a/unsloth-1154: IPython frames, then the message as the issue title gives it (no exception type): the
+    last unindented line that is not code is the message, and the paste is not read as cut before its error line."""
+    report = explain(_log("blind30a/unsloth-1154"))
+    assert not report.incident.error_line_missing
+    assert report.incident.primary is not None
+    assert report.incident.primary.message == "FlashAttention only support fp16 and bf16 data type"
+    assert report.matches and report.matches[0].entry.id == "DTF020"
