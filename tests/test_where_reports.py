@@ -126,6 +126,9 @@ def test_sides_printed_above_the_frames() -> None:
         ("blind30b/roma-26", "`input` (float16, not on the line) · compute device (cpu)"),
         # CUDA's device guard built for a tensor that is not on a CUDA device (AutoGPTQ's CUDA kernel on the CPU)
         ("blind30a/qwen-461", "tensor (not cuda, not on the line) · compute device (cuda)"),
+        # flash-attn's Triton rotary assert and torch.stft's window check name both sides
+        ("blind30a/vlm-r1-331", "`x` (float32, not on the line) · `cos` (bfloat16, not on the line)"),
+        ("blind31b/torchaudio-3446", "`input` (cuda:0, not on the line) · `window` (cpu, not on the line)"),
         # IPython's numbered lines under the arrow are the rest of the call: `_flash_attn_forward(q, k, v, ...)`
         ("blind30a/unsloth-1154", "`q` (not float16 or bfloat16) · dtypes the operator takes (float16, bfloat16)"),
     ],
