@@ -321,8 +321,11 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
 
 
 _UNTYPED_MAX_LINES = 3
-# What ends a paste without being its message: a progress bar, a shell prompt, a launcher's exit line.
-_NOT_UNTYPED = lazy_regex(r"\d%\||^\$ |^>>> |^In \[\d*\]|exit(?:ed with)? code|exitcode|^Process finished")
+# What ends a paste without being its message: a progress bar, a shell prompt, a launcher's exit line, the footer
+# torch.compile prints under the user-code frames inside its own message.
+_NOT_UNTYPED = lazy_regex(
+    r"\d%\||^\$ |^>>> |^In \[\d*\]|exit(?:ed with)? code|exitcode|^Process finished|TORCHDYNAMO_VERBOSE|TORCH_LOGS="
+)
 
 
 def _untyped_message(tail: list[str]) -> str:
@@ -335,6 +338,8 @@ def _untyped_message(tail: list[str]) -> str:
     for line in block:
         if line[:1].isspace() or _CARETS.match(line) or _NOT_UNTYPED.search(line) or _is_code(line):
             return ""
+        if EMBEDDED_EXCEPTION.search(line):
+            return ""  # a typed exception behind a prefix (Ray's "(pid=...)"): the error-line reader has it
     # Lines after the frames with a blank line among them are not one message.
     start = next(i for i, line in enumerate(tail) if line.strip())
     if any(not line.strip() for line in tail[start : start + len(block)]):

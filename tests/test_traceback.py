@@ -9,6 +9,8 @@ import yaml
 
 from dtypefix.matcher.traceback import find_error_lines, parse_stacks
 
+ROOT = Path(__file__).resolve().parents[1]
+
 CHAINED = """Traceback (most recent call last):
   File "/home/user/train.py", line 10, in step
     loss.backward()
@@ -257,6 +259,17 @@ _UNTYPED = """\
 def test_a_final_line_after_the_frames_is_the_untyped_message(tail: str, message: str) -> None:
     (stack,) = parse_stacks(_UNTYPED + tail + "\n")
     assert (stack.exc_type, stack.message, stack.error_line) == ("", message, bool(message))
+
+
+def test_footers_and_prefixed_typed_lines_after_frames_are_not_an_untyped_message() -> None:
+    """torch.compile's footer under the user-code frames of its message (a KB example log), and Ray's prefixed
+    lines whose typed exception the error-line reader takes (tests/blind30a/lmm-r1-43)."""
+    dynamo = (ROOT / "kb/compile/dynamo-fake-tensor-dtype-mismatch/cpu-repro-compiled-ema.log").read_text(
+        encoding="utf-8"
+    )
+    ray = yaml.safe_load((ROOT / "tests/blind30a/lmm-r1-43.yaml").read_text(encoding="utf-8"))["log"]
+    for text in (dynamo, ray):
+        assert not [s for s in parse_stacks(text) if not s.exc_type and s.message]
 
 
 def test_a_final_untyped_line_followed_by_more_log_is_not_the_message() -> None:
