@@ -21,6 +21,7 @@ from typing import Any
 from .hints import Hint, find_hints
 from .incident import Incident
 from .owner import Owner, OwnerKind, owner_of
+from .recover import variants
 from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
 from .traceback import ErrorLine, ForwardTrace, Frame, Stack, find_forward_traces
@@ -260,6 +261,11 @@ def locate(incident: Incident) -> Location | None:
     message = primary.message if isinstance(primary, Stack | ErrorLine) else ""
     hints = find_hints(incident.text)
     op, operands = read_operands(message, hints) if message else _printed_apart(incident, hints)
+    for reading in variants(message) if message and not operands else ():
+        # A message the terminal wrapped ("... but g" / "ot attn_mask.dtype: float ..."): its lines joined back.
+        op, operands = read_operands(reading, hints)
+        if operands:
+            break
     stack = _stack(incident)
     if stack is None:
         if not operands:

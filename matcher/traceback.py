@@ -246,6 +246,11 @@ def _plain_ipython(text: str) -> str:
 
 
 _GLUED_FRAME = lazy_regex(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
+# A frame line the terminal wrapped inside its path ('File "/opt/.../dispatch/in' / 'ternlm.py", line 66, in f'): the
+# columns were cut, nothing was inserted, so the two parts join as they are.
+_WRAPPED_FRAME = lazy_regex(
+    r'^(?P<head>[ \t]*File "[^"\n]+)\n(?P<tail>[^"\n\s][^"\n]*", line \d+(?:, in [^\n]+)?)$', re.MULTILINE
+)
 
 
 def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
@@ -257,6 +262,7 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
         text = _plain_ipython(text)
     if 'File "' in text:
         text = _GLUED_FRAME.sub("\n", text)
+        text = _WRAPPED_FRAME.sub(r"\g<head>\g<tail>", text)
     lines = text.split("\n")
     stacks: list[Stack] = []
     index = 0

@@ -293,3 +293,21 @@ def test_ipython_numbered_lines_continue_the_arrow_lines_call() -> None:
     )
     (stack,) = parse_stacks(text)
     assert stack.frames[-1].code == "out, q = _flash_attn_forward(q, k, )"
+
+
+def test_a_frame_line_wrapped_inside_its_path_is_joined() -> None:
+    """tests/blind30a/xtuner-289: the terminal cut the frame line at 80 columns, inside the file name."""
+    text = (
+        'File "/opt/conda/lib/python3.10/site-packages/xtuner/model/modules/dispatch/in\n'
+        'ternlm.py", line 66, in internlm_attn_forward\n'
+        "    attn_output = F.scaled_dot_product_attention(\n"
+        "RuntimeError: Expected attn_mask dtype to be bool or to match query dtype, but g\n"
+    )
+    (stack,) = parse_stacks(text)
+    frame = stack.frames[0]
+    assert (frame.file, frame.line, frame.function) == (
+        "/opt/conda/lib/python3.10/site-packages/xtuner/model/modules/dispatch/internlm.py",
+        66,
+        "internlm_attn_forward",
+    )
+    assert frame.code == "attn_output = F.scaled_dot_product_attention("

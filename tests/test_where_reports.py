@@ -126,6 +126,8 @@ def test_sides_printed_above_the_frames() -> None:
         ("blind30b/roma-26", "`input` (float16, not on the line) · compute device (cpu)"),
         # CUDA's device guard built for a tensor that is not on a CUDA device (AutoGPTQ's CUDA kernel on the CPU)
         ("blind30a/qwen-461", "tensor (not cuda, not on the line) · compute device (cuda)"),
+        # the message wrapped at 80 columns ("but g" / "ot attn_mask.dtype: float ..."): read joined back
+        ("blind30a/xtuner-289", "`attn_mask` (float32, not on the line) · `query` (float16, not on the line)"),
         # flash-attn's Triton rotary assert and torch.stft's window check name both sides
         ("blind30a/vlm-r1-331", "`x` (float32, not on the line) · `cos` (bfloat16, not on the line)"),
         ("blind31b/torchaudio-3446", "`input` (cuda:0, not on the line) · `window` (cpu, not on the line)"),
