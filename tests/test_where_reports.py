@@ -116,10 +116,10 @@ def test_sides_printed_above_the_frames() -> None:
         # `scatter_add_(dim, index, src)` ties it, Genesis's frame shows no line
         ("blind30b/pyg-8740", "`index` (not int64) · expected (int64)"),
         ("blind30b/genesis-2035", "`index` (not int64, not on the line) · expected (int64)"),
-        # torch 2.0's CPU LayerNorm asked the input (not the parameters) to be bf16
+        # torch 2.0's CPU LayerNorm asked the input to be bf16 after its float32 parameters passed their check
         (
             "blind31a/chatglm-efficient-tuning-23",
-            "`hidden_states` (input, not bfloat16) · `self.input_layernorm.weight` (parameter) · expected (bfloat16)",
+            "`hidden_states` (input, not bfloat16) · `self.input_layernorm.weight` (parameter, float32) · expected (bfloat16)",
         ),
         # "LayerNormKernelImpl" refuses Half only on the CPU; the line calls three modules, and no caret says which
         # one entered LayerNorm: no expression is guessed
@@ -129,8 +129,8 @@ def test_sides_printed_above_the_frames() -> None:
         # the message wrapped at 80 columns ("but g" / "ot attn_mask.dtype: float ..."): read joined back
         ("blind30a/xtuner-289", "`attn_mask` (float32, not on the line) · `query` (float16, not on the line)"),
         # flash-attn's Triton rotary assert and torch.stft's window check name both sides
-        ("blind30a/vlm-r1-331", "`x` (float32, not on the line) · `cos` (bfloat16, not on the line)"),
-        ("blind31b/torchaudio-3446", "`input` (cuda:0, not on the line) · `window` (cpu, not on the line)"),
+        ("blind30a/vlm-r1-331", "`x` (float32, not on the line) · `cos/sin` (bfloat16, not on the line)"),
+        ("blind31b/torchaudio-3446", "`self` (cuda:0, not on the line) · `window` (cpu, not on the line)"),
         # IPython's numbered lines under the arrow are the rest of the call: `_flash_attn_forward(q, k, v, ...)`
         ("blind30a/unsloth-1154", "`q` (not float16 or bfloat16) · dtypes the operator takes (float16, bfloat16)"),
     ],
