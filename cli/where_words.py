@@ -306,7 +306,7 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         value = value.replace(", ", "、")  # a list of dtypes or devices, as Chinese lists them
     if not value and operand.unlike:
         # All a one-sided message says of this side: it is not what the op requires ("index (not int64)").
-        refused = readable_value(operand.unlike).replace(", ", "或" if lang == "zh" else " or ")
+        refused = readable_value(operand.unlike).replace(", ", " 或 " if lang == "zh" else " or ")
         value = _w("unlike", lang, value=refused)
     label = argument if operand.expression and operand.argument != operand.expression else ""
     source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""

@@ -188,3 +188,13 @@ def test_a_notebook_traceback_ending_in_its_message_without_a_type_is_not_cut() 
     assert report.incident.primary is not None
     assert report.incident.primary.message == "FlashAttention only support fp16 and bf16 data type"
     assert report.matches and report.matches[0].entry.id == "DTF020"
+
+
+def test_a_side_shown_not_to_have_the_required_dtype_reads_in_chinese() -> None:
+    """The negated value of a one-sided message, worded for a Chinese reader (no English "not")."""
+    lines = {
+        name: _line(format_report(explain(_log(name)), "zh"), "两侧张量")
+        for name in ("blind30b/pyg-8740", "blind30a/unsloth-1154")
+    }
+    assert lines["blind30b/pyg-8740"] == "`index`（不是 int64） · 期望的类型（int64）"
+    assert lines["blind30a/unsloth-1154"] == "`q`（不是 float16 或 bfloat16） · 算子支持的 dtype（float16、bfloat16）"
