@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,14 +100,9 @@ def load_calls() -> Calls:
 
 
 def _of_function(frame: Frame, index: dict[str, dict[str, Any]]) -> Any:
-    """The frame's function's record: the longest tail of the frame's path that is a file of a release
+    """The frame's function's record: in the longest tail of the frame's path that is a file of a release
     (``/usr/lib/python3.10/site-packages/vllm/worker/worker.py`` -> ``vllm/worker/worker.py``)."""
-    parts = frame.file.replace("\\", "/").split("/")
-    for start in range(len(parts) - 1):
-        functions = index.get("/".join(parts[start:]))
-        if functions is not None:
-            return functions.get(frame.function)
-    return None
+    return _functions_of(frame, index).get(frame.function)
 
 
 def _literals(template: str) -> list[str]:
@@ -129,15 +124,45 @@ def _in_callee(frame: Frame, calls: Calls) -> CutInside | None:
     return CutInside(frame.function, frame.file, message[0], message[1], message[-1], False, callee)
 
 
+_CALLED = lazy_regex(r"(?<![\w.])(?:[\w.]*\.)?(?P<name>\w+)\s*\(")
+
+
+def _named_by_caller(stack: Stack, known: dict[str, Any]) -> Frame:
+    """The last frame, its function taken from the line that called it when the paste cut its header before the
+    name (``File ".../grad_scaler.py", line 337, in``): the one function of that file the caller's line calls
+    (``self.scaler.unscale_(opt)``); the frame as it is when none, or several, are."""
+    frame = stack.frames[-1]
+    if frame.function or len(stack.frames) < 2:
+        return frame
+    called = {m["name"] for m in _CALLED.finditer(stack.frames[-2].code)} & set(known)
+    return replace(frame, function=called.pop()) if len(called) == 1 else frame
+
+
+def _functions_of(frame: Frame, *indexes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The functions the indexes know in the frame's file, each index read at the longest tail of the frame's path
+    that is a file of a release."""
+    parts = frame.file.replace("\\", "/").split("/")
+    known: dict[str, Any] = {}
+    for index in indexes:
+        for start in range(len(parts) - 1):
+            functions = index.get("/".join(parts[start:]))
+            if functions is not None:
+                known.update(functions)
+                break
+    return known
+
+
 def cut_inside(stack: Stack, index: Index | None = None, calls: Calls | None = None) -> CutInside | None:
     """What the innermost frame of a cut traceback was about to raise, when its function (or, failing that, the
     one callee of it that raises a dtype / device message) says so unambiguously."""
     if stack.error_line or not stack.frames:
         return None
-    frame = stack.frames[-1]
-    messages: list[list[str]] | None = _of_function(frame, load_index() if index is None else index)
+    index = load_index() if index is None else index
+    calls = load_calls() if calls is None else calls
+    frame = _named_by_caller(stack, _functions_of(stack.frames[-1], index, calls))
+    messages: list[list[str]] | None = _of_function(frame, index)
     if not messages:
-        return _in_callee(frame, load_calls() if calls is None else calls)
+        return _in_callee(frame, calls)
     code = frame.code.strip()
     at_raise = bool(_RAISES.match(code))
     if code and not at_raise:

@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 _HEADER = "Traceback (most recent call last):"
-FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+# A paste may end inside the last frame line, after "in" and before the function's name: kept, its function empty.
+FRAME = lazy_regex(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in(?: (?P<function>.+))?)?$')
 # A paste cut inside its first frame line: 'site-packages\diffusers\models\x.py", line 902, in f'. Only ever the
 # first frame of a paste without a header (the closing quote and ", line N, in" say what the line was).
 _CUT_FRAME = lazy_regex(r'^\s*(?P<file>[^"\s][^"]*\.py)", line (?P<line>\d+), in (?P<function>[\w.<>]+)$')

@@ -7,6 +7,7 @@ The logs are real pastes from the development samples (tests/blind27, tests/blin
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -16,7 +17,8 @@ from dtypefix.cli.markdown import format_report
 from dtypefix.kbtools.census import callee_index, load_mined, raise_index
 from dtypefix.kbtools.miner import mine_python
 from dtypefix.matcher import explain
-from dtypefix.matcher.cut import load_calls, load_index
+from dtypefix.matcher.cut import cut_inside, load_calls, load_index
+from dtypefix.matcher.source import from_text
 from dtypefix.matcher.traceback import parse_stacks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,3 +146,25 @@ def test_look_alike_paths_and_a_complete_traceback_get_nothing() -> None:
     assert explain(raising).incident.cut is not None  # the raise itself, its message on the lines below
     complete = vllm + "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n"
     assert explain(complete).incident.cut is None  # the error line is there: nothing to guess
+
+
+def test_a_frame_cut_after_in_takes_its_function_from_the_callers_line() -> None:
+    """tests/blind28b/swift-5718 stops inside its last frame line, after "in": `grad_scaler.py", line 337, in`. The
+    frame is kept, and its function is the one function of that file the caller's line calls
+    (`self.scaler.unscale_(opt)`). The callee guess then needs the line: torch 2.3.1 (its wheel) makes the
+    `_unscale_grads_` call at line 337, a release census/mined does not hold yet, so the test adds that line."""
+    (stream,) = [s for s in from_text(_log("blind28b/swift-5718")).streams if s.label == "rank5"]
+    stack = parse_stacks(stream.text, stream.label)[-1]
+    assert (stack.frames[-1].line, stack.frames[-1].function, stack.error_line) == (337, "", False)
+    calls = json.loads(json.dumps(load_calls()))
+    calls["torch/amp/grad_scaler.py"]["unscale_"][2].append(337)
+    cut = cut_inside(stack, calls=calls)
+    assert cut is not None and (cut.function, cut.callee, cut.message) == (
+        "unscale_",
+        "_unscale_grads_",
+        "Attempting to unscale FP16 gradients.",
+    )
+    # two functions of that file called on the caller's line: which one was entered, nothing says
+    both = stack.frames[-2].code + " or self.scaler._check_inf_per_device(opt)"
+    frames = (*stack.frames[:-2], replace(stack.frames[-2], code=both), stack.frames[-1])
+    assert cut_inside(replace(stack, frames=frames), calls=calls) is None
