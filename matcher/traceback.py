@@ -246,6 +246,43 @@ def _plain_ipython(text: str) -> str:
     return "\n".join(out)
 
 
+# VS Code's exception widget (its Python debugger): "Exception has occurred: RuntimeError" (in Chinese "发生异常:
+# RuntimeError"), the message, then the frames with the innermost first, often the "Type: message" line again below.
+_VSCODE_BANNER = lazy_regex(
+    r"^(?:Exception has occurred|发生异常)\s*[:：]\s*(?P<type>[A-Za-z_][\w.]*)\s*$", re.MULTILINE
+)
+
+
+def _plain_vscode(text: str) -> str:
+    """VS Code's exception widget rewritten as the traceback Python prints: frames outermost first, the exception
+    line last (once)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        banner = _VSCODE_BANNER.match(lines[index])
+        if banner is None:
+            out.append(lines[index])
+            index += 1
+            continue
+        start = index
+        message, index = _read_message(lines, index + 1)
+        groups: list[list[str]] = []
+        while index < len(lines) and (FRAME.match(lines[index]) or (groups and lines[index][:1].isspace())):
+            if FRAME.match(lines[index]):
+                groups.append([])
+            groups[-1].append(lines[index])
+            index += 1
+        if not groups:
+            out += lines[start:index]  # a banner without frames: left as it is
+            continue
+        typed = f"{banner['type']}: {message}" if message else banner["type"]
+        out += [_HEADER, *(line for group in reversed(groups) for line in group), typed]
+        if index < len(lines) and lines[index].strip() == typed.split("\n", 1)[0].strip():
+            index += 1 + typed.count("\n")  # the widget's own "Type: message" line, already written
+    return "\n".join(out)
+
+
 _GLUED_FRAME = lazy_regex(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
 # A frame line the terminal wrapped inside its path ('File "/opt/.../dispatch/in' / 'ternlm.py", line 66, in f'): the
 # columns were cut, nothing was inserted, so the two parts join as they are.
@@ -261,6 +298,8 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
         text = _unbox_rich(text)
     if _ipython_layout(text):
         text = _plain_ipython(text)
+    if ("Exception has occurred" in text or "发生异常" in text) and _VSCODE_BANNER.search(text):
+        text = _plain_vscode(text)
     if 'File "' in text:
         text = _GLUED_FRAME.sub("\n", text)
         text = _WRAPPED_FRAME.sub(r"\g<head>\g<tail>", text)

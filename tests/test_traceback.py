@@ -311,3 +311,18 @@ def test_a_frame_line_wrapped_inside_its_path_is_joined() -> None:
         "internlm_attn_forward",
     )
     assert frame.code == "attn_output = F.scaled_dot_product_attention("
+
+
+def test_vscode_exception_widget_is_read_outermost_first() -> None:
+    """VS Code's debugger shows "Exception has occurred: T" (in Chinese "发生异常: T"), the message, then the frames
+    innermost first (tests/blind29a/timellm-101): read as Python prints a traceback, the innermost frame last."""
+    log = yaml.safe_load((ROOT / "tests/blind29a/timellm-101.yaml").read_text(encoding="utf-8"))["log"]
+    (stack,) = parse_stacks(log)
+    assert (stack.exc_type, stack.message) == ("RuntimeError", "expected scalar type BFloat16 but found Float")
+    assert [(Path(f.file).name, f.line) for f in stack.frames][-2:] == [("Embed.py", 185), ("Embed.py", 43)]
+    english = 'Exception has occurred: ValueError\nbad dtype\n  File "/x/a.py", line 3, in f\n    g()\n'
+    english += '  File "/x/b.py", line 9, in <module>\n    f()\n'
+    (stack,) = parse_stacks(english)
+    assert (stack.exc_type, [f.line for f in stack.frames]) == ("ValueError", [9, 3])
+    # a banner with no frames below it is left as it is
+    assert parse_stacks("Exception has occurred: ValueError\nbad dtype\n") == []
