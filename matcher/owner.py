@@ -151,15 +151,22 @@ def _folders(path: str) -> list[tuple[str, str]]:
     return [(parts[i], "/".join(parts[i + 1 :])) for i in reversed(range(len(parts) - 1))]
 
 
+# Checkouts whose folder is the repository's name, not the distribution's: ``repos/pytorch/torch/nn/modules/conv.py``.
+_REPOSITORY_PACKAGES = {"pytorch": "torch"}
+
+
 def _checkout(path: str) -> tuple[str, str] | None:
     """``(distribution, rest of the path)`` for a file of a project's checkout whose folder is spelled as its
     distribution (with a hyphen) and holds the import package: ``faster-whisper/faster_whisper/transcribe.py`` (or
-    ``…/src/faster_whisper/…``) is faster-whisper's code, not the script run beside it."""
+    ``…/src/faster_whisper/…``) is faster-whisper's code, not the script run beside it; likewise PyTorch's own
+    checkout (``pytorch/torch/…``), where its developers reproduce a report."""
     parts = path.split("/")
     for i in reversed(range(1, len(parts) - 1)):
         dist = parts[i - 2] if parts[i - 1] == "src" and i >= 2 else parts[i - 1]
         if "-" in dist and dist.replace("-", "_") == parts[i]:
             return dist, "/".join(parts[i + 1 :])
+        if _REPOSITORY_PACKAGES.get(dist) == parts[i] and parts[i + 1].split("/", 1)[0] not in _NOT_PACKAGE_CODE:
+            return parts[i], "/".join(parts[i + 1 :])
     return None
 
 

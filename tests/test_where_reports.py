@@ -152,6 +152,16 @@ def test_examples_in_a_package_checkout_are_the_users_code() -> None:
     assert owner_of("/home/user/repositories/lightning/src/lightning/fabric/fabric.py").kind is OwnerKind.PACKAGE
 
 
+def test_pytorchs_own_checkout_is_torchs_code() -> None:
+    """tests/blind30b/pytorch-99629: a maintainer's reproduction runs torch from its checkout (`repos/pytorch/torch/`);
+    those frames are torch's, while the checkout's tests and tools stay the developer's own."""
+    owner = owner_of("/scratch/user/work/repos/pytorch/torch/nn/modules/conv.py")
+    assert (owner.kind, owner.name, owner.path) == (OwnerKind.PACKAGE, "torch", "nn/modules/conv.py")
+    assert owner_of("/home/user/pytorch/test/test_nn.py").kind is OwnerKind.USER
+    where = _line(format_report(explain(_log("blind30b/pytorch-99629")), "en"), "Where")
+    assert where.startswith("`torch/nn/modules/conv.py:459` in `_conv_forward` — torch: an installed package")
+
+
 def test_the_frame_that_raised_is_kept_even_when_it_passes_its_arguments_on() -> None:
     """``torch._C._nn._parse_to(*args, **kwargs)`` is the last frame: the call into C raised there."""
     location = explain(_log("blind22c/torchao-698")).location
