@@ -455,7 +455,7 @@ def _tie(
         # module calls may be the one that entered torch's module, and the frames do not say which; tying the outer
         # one would name the wrong tensor and weight.
         return "", "", (operands, "")
-    if module_op and (receiver is None or receiver.split(".")[0] == "self"):
+    if module_op and outer:
         # ``self.score(pooled)`` / ``model(x)`` calling an nn.Module whose forward is in torch.
         target = f"{receiver}.{name}" if receiver else name
         module = name
