@@ -7,7 +7,6 @@ Matching an entry needs more than the last line: which frames the error passed t
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
@@ -286,6 +285,7 @@ def _plain_vscode(text: str) -> str:
 _GLUED_FRAME = lazy_regex(r'(?<=\S)(?=\s+File "[^"]+", line \d+)')
 # A frame line the terminal wrapped inside its path ('File "/opt/.../dispatch/in' / 'ternlm.py", line 66, in f'): the
 # columns were cut, nothing was inserted, so the two parts join as they are.
+_UNCLOSED_FRAME = lazy_regex(r'File "[^"\n]*\n')  # the cheap test first: most logs have no such line
 _WRAPPED_FRAME = lazy_regex(
     r'^(?P<head>[ \t]*File "[^"\n]+)\n(?P<tail>[^"\n\s][^"\n]*", line \d+(?:, in [^\n]+)?)$', re.MULTILINE
 )
@@ -302,7 +302,8 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
         text = _plain_vscode(text)
     if 'File "' in text:
         text = _GLUED_FRAME.sub("\n", text)
-        text = _WRAPPED_FRAME.sub(r"\g<head>\g<tail>", text)
+        if _UNCLOSED_FRAME.search(text):
+            text = _WRAPPED_FRAME.sub(r"\g<head>\g<tail>", text)
     lines = text.split("\n")
     stacks: list[Stack] = []
     index = 0
@@ -396,6 +397,8 @@ def _untyped_message(tail: list[str]) -> str:
 def _is_code(line: str) -> bool:
     """A line Python can read as a statement, or as the start of one cut at an open bracket: a source line, not a
     message (a message reads as prose: "FlashAttention only support fp16 and bf16 data type")."""
+    import ast  # only for a traceback that ends after its frames without an exception line: not on every start
+
     text = line.strip()
     if " " not in text:
         return True  # one word ("Killed", "x"): nothing says it is a message
