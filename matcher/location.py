@@ -638,7 +638,9 @@ def _is_wrapper_call(node: ast.Call) -> bool:
     return isinstance(func, ast.Attribute) and func.attr in _WRAPPERS and isinstance(func.value, ast.Call)
 
 
-_WRAPPERS = frozenset({"to", "float", "half", "bfloat16", "view", "reshape", "transpose", "chunk", "sum", "mean"})
+_WRAPPERS = frozenset(
+    {"to", "type_as", "float", "half", "bfloat16", "view", "reshape", "transpose", "chunk", "sum", "mean"}
+)
 
 
 def _callee(func: ast.expr) -> tuple[str, str | None]:

@@ -597,3 +597,42 @@ def test_a_setting_refused_in_a_library_is_tied_on_the_users_call() -> None:
         where_lines(location, "en")
     )
     assert '`precision`（compute_type，float16） · `"cuda"`（计算设备，cuda）' in "\n".join(where_lines(location, "zh"))
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "index"),
+    [
+        # PyG's scatter (tests/blind30b/pyg-8740): Tensor.scatter_add_(dim, index, src)
+        (
+            "return src.new_zeros(size).scatter_add_(dim, index, src)",
+            "scatter(): Expected dtype int64 for index",
+            "index",
+        ),
+        ("out = torch.scatter_reduce(x, 0, ids, vals, 'sum')", "scatter(): Expected dtype int64 for index", "ids"),
+        ("rows = table.index_select(0, idx)", "index_select(): Expected dtype int32 or int64 for index", "idx"),
+        ("x.index_fill_(1, positions, 0.0)", "index_fill_(): Expected dtype int64 for index", "positions"),
+    ],
+)
+def test_index_methods_tie_the_index_and_show_it_is_not_the_required_dtype(code: str, message: str, index: str) -> None:
+    text = f'Traceback (most recent call last):\n  File "/home/user/train.py", line 9, in f\n    {code}\nRuntimeError: {message}\n'
+    location = locate(build_incident(text))
+    assert location is not None
+    side = next(o for o in location.operands if o.role == "index")
+    assert (side.expression, side.value) == (index, "")
+    assert side.unlike in ("int64", "int32 or int64")
+
+
+def test_flash_attn_rotary_call_ties_input_and_cos() -> None:
+    """flash-attn's apply_rotary_emb(x, cos, sin) as transformers' vision rotary path calls it (the call of
+    tests/blind30a/vlm-r1-331's report, one frame up from flash-attn's assert)."""
+    text = (
+        'Traceback (most recent call last):\n  File "/home/user/vision.py", line 12, in apply_rotary_pos_emb_flashatt\n'
+        "    q_embed = apply_rotary_emb(q.float(), cos, sin).type_as(q)\n"
+        "AssertionError: Input and cos/sin must have the same dtype, got torch.float32 and torch.bfloat16\n"
+    )
+    location = locate(build_incident(text))
+    assert location is not None
+    assert [(o.role, o.expression, readable_value(o.value)) for o in location.operands] == [
+        ("input", "q.float()", "float32"),
+        ("cos", "cos", "bfloat16"),
+    ]
