@@ -369,9 +369,11 @@ def parse_stacks(text: str, stream: str = "main") -> list[Stack]:
 
 _UNTYPED_MAX_LINES = 3
 # What ends a paste without being its message: a progress bar, a shell prompt, a launcher's exit line, the footer
-# torch.compile prints under the user-code frames inside its own message.
+# torch.compile prints under the user-code frames inside its own message, a log line (a bracketed or dated prefix, a
+# level word, glog's "I0525 ...").
 _NOT_UNTYPED = lazy_regex(
     r"\d%\||^\$ |^>>> |^In \[\d*\]|exit(?:ed with)? code|exitcode|^Process finished|TORCHDYNAMO_VERBOSE|TORCH_LOGS="
+    r"|^\[|^\(|^\d{4}-\d\d-\d\d|^\d\d:\d\d:\d\d|^(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b|^[IWEF]\d{4} "
 )
 
 

@@ -252,6 +252,10 @@ _UNTYPED = """\
         ("out = f(x,", ""),
         ("45%|████▌     | 9/20 [00:01<00:02, 4.1it/s]", ""),
         ("Process finished with exit code 1", ""),
+        # a log line after a cut traceback
+        ("[2024-05-11 23:30:33] worker 3 stopped", ""),
+        ("2024-05-11 23:30:33 worker 3 stopped", ""),
+        ("INFO worker 3 stopped", ""),
         # two paragraphs after the frames are not one message
         ("some words here\n\nmore words there", ""),
     ],
