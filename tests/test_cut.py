@@ -107,7 +107,9 @@ def test_cut_in_a_caller_proposes_its_callees_message_at_low_and_says_so() -> No
     cut = report.incident.cut
     assert cut is not None and (cut.function, cut.callee) == ("unscale_", "_unscale_grads_") and not cut.at_raise
     assert report.matches and all(m.confidence == "low" for m in report.matches)
-    assert report.matches[0].entry.id == "DTF006"  # fp16 trainable parameters under the fp16 GradScaler
+    # fp16 trainable weights under the Trainer's fp16 GradScaler: the guessed message and the Trainer's and
+    # accelerate's frames the paste does show; the family that says what the message means stays a candidate
+    assert [m.entry.id for m in report.matches[:2]] == ["DTF706", "DTF006"]
     english = format_report(report, "en")
     assert "only `_unscale_grads_` raises a dtype or device message" in english
     assert "one call deeper than the paste shows" in english
