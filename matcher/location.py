@@ -421,11 +421,12 @@ def _tie(
     frame: Frame, below: Frame | None, deeper: list[Frame], op: str, operands: tuple[Operand, ...]
 ) -> tuple[str, str, tuple[tuple[Operand, ...], str]]:
     """``(call, module, (operands with expressions, op read from the call))`` for the call on ``frame``'s line."""
-    binary = _binary(frame.marked or frame.code) or _binary(frame.code)
+    entered = below is not None
+    binary = _binary(frame.marked or frame.code, entered) or _binary(frame.code, entered)
     if binary is not None:
         return binary[0], "", (_tied(operands, binary[1]), binary[2])
-    entered = below.function if below is not None else ""
-    parsed = _call_node(frame.marked or frame.code, entered) or _call_node(frame.code, entered)
+    function = below.function if below is not None else ""
+    parsed = _call_node(frame.marked or frame.code, function) or _call_node(frame.code, function)
     if parsed is None:
         assigned = _subscript_assignment(frame.code)
         if assigned is None:
@@ -525,9 +526,10 @@ def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Opera
     return tuple(_with_expression(o, roles) for o in operands)
 
 
-def _binary(code: str) -> tuple[str, dict[str, str], str] | None:
+def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str] | None:
     """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
-    its left and right operands, as the line writes them."""
+    its left and right operands, as the line writes them. ``entered``: the traceback goes on below the line, into a
+    function it called."""
     source = code.strip().removeprefix("return ")
     try:
         tree = ast.parse(source)
@@ -539,6 +541,10 @@ def _binary(code: str) -> tuple[str, dict[str, str], str] | None:
 
     statement = tree.body[0] if len(tree.body) == 1 else None
     if isinstance(statement, ast.AugAssign):
+        if entered and any(isinstance(part, ast.Call) for part in ast.walk(statement.value)):
+            # ``result += self.lora_B(self.lora_A(x)) * s`` with a frame below it: a call on the right raised before
+            # anything was added, and that call is the op, not the sum.
+            return None
         # ``total += loss``: the result of ``total + loss`` is written back into ``total``.
         left, right = text(statement.target), text(statement.value)
         roles = {"input": left, "self": left, "first": left, "other": right, "result": right, "second": right}

@@ -636,3 +636,43 @@ def test_flash_attn_rotary_call_ties_input_and_cos() -> None:
         ("input", "q.float()", "float32"),
         ("cos", "cos", "bfloat16"),
     ]
+
+
+def test_a_call_inside_an_augmented_assignment_is_the_op() -> None:
+    """PEFT 0.2's ``result += self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling`` with torch's linear
+    below it: a module call on the right raised before anything was added, so ``result`` is no side of it; which of
+    the nested module calls it was, the frames do not say (no carets), so the sides stay untied."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "peft" / "lora-branch-without-input-cast-on-peft-before-0-3"
+    location = locate(build_incident((kb / "promptcblue-19.log").read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(o.argument, readable_value(o.value), o.expression) for o in location.operands] == [
+        ("expected", "float16", ""),
+        ("found", "float32", ""),
+    ]
+
+
+def test_an_augmented_assignment_that_raised_itself_keeps_its_sides() -> None:
+    """``total += loss.float()`` with no frame below: the in-place add raised, its sides are the target and value."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/train.py", line 40, in <module>\n'
+        "    total += loss.float()\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!\n"
+    )
+    location = locate(build_incident(text))
+    assert location is not None
+    assert [(o.value, o.expression) for o in location.operands] == [("cpu", "total"), ("cuda:0", "loss.float()")]
+
+
+def test_torch_2_0_bare_self_and_mat2_names_the_sides_without_values() -> None:
+    """tests/blind31a/textgen-4074: torch 2.0 printed "self and mat2 must have the same dtype" with no dtypes; PEFT's
+    ``F.linear(x, transpose(self.weight, ...), bias=self.bias)`` runs addmm(bias, x, weight.t()): self is the bias."""
+    location = locate(build_incident(_sample_log("blind31a/textgen-4074")))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("self", "", "self.bias"),
+        ("mat2", "", "transpose(self.weight, self.fan_in_fan_out)"),
+    ]
+    assert "`self.bias` (self) · `transpose(self.weight, self.fan_in_fan_out)` (mat2)" in _line(
+        format_report(explain(_sample_log("blind31a/textgen-4074"))), "Operands"
+    )
