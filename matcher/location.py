@@ -297,8 +297,11 @@ def _located(
     outside = [i for i, f in enumerate(frames) if not _is_torch(f)]
     # A wrapper that only hands on its caller's arguments to the next frame shown (accelerate's hook
     # ``old_forward(*args, **kwargs)``, a decorator's ``return func(*args, **kwargs)``) is not where the call was
-    # made: the frame above it is. The last frame raised itself (``torch._C._nn._parse_to(*args, **kwargs)``).
-    calls = [i for i in outside if i == len(frames) - 1 or not _forwards(frames[i].code)]
+    # made: the frame above it is, when that is the user's code or the same package's. Another package's line above
+    # it (Lightning's strategy calling lightning_fabric's ``to``) is not: the wrapper's line is the one that raised, and
+    # that package's line is only where its arguments came from. The last frame raised itself
+    # (``torch._C._nn._parse_to(*args, **kwargs)``).
+    calls = [i for i in outside if i == len(frames) - 1 or not _forwards(frames[i].code) or not _handed(frames, i)]
     index = calls[-1] if calls else outside[-1] if outside else len(frames) - 1
     site = _site(frames[index], incident)
     if not any(o.value for o in operands):
@@ -308,9 +311,10 @@ def _located(
     below = frames[index + 1] if index + 1 < len(frames) else None
     call, module, tied = _tie(frames[index], below, frames[index + 1 :], op, operands)
     if caller is not None and _forwards(frames[index].code):
-        # ``return super().to(*args, **kwargs)``: the library passes on what the user's line gave it, and its own
-        # line has nothing else to tie.
-        at = _index_of(frames, caller)
+        # ``return super().to(*args, **kwargs)``: the library passes on what the line above gave it (the user's, or
+        # another package's), and its own line has nothing else to tie.
+        above = [i for i in range(index) if not _is_torch(frames[i])]
+        at = above[-1] if above else _index_of(frames, caller)
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
     elif caller is not None and any(not o.expression for o in tied[0]):
         # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
@@ -375,6 +379,23 @@ def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> 
 
 
 _CHECK = lazy_regex(r"^_*(?:check|validate|verify|assert|ensure)(?:_|$)", re.IGNORECASE)
+
+
+def _handed(frames: list[Frame], index: int) -> bool:
+    """The arguments that ``frames[index]`` hands on were given by the nearest frame outside torch above it: that
+    frame is the user's code or the same package's, or it reached the wrapper through torch's module call (a hook
+    accelerate installed on the module, called from transformers' ``self.embed_tokens(input_ids)``). Not so for
+    another package's line that calls the wrapper directly (Lightning's ``self.model.to(device)`` entering
+    lightning_fabric's ``to``): the wrapper's own line is the one that raised."""
+    above = [i for i in range(index) if not _is_torch(frames[i])]
+    if not above:
+        return False
+    owner, mine = owner_of(frames[above[-1]].file), owner_of(frames[index].file)
+    return (
+        above[-1] != index - 1
+        or owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)
+        or (owner.kind, owner.name) == (mine.kind, mine.name)
+    )
 
 
 _FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)$")

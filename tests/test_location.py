@@ -676,3 +676,14 @@ def test_torch_2_0_bare_self_and_mat2_names_the_sides_without_values() -> None:
     assert "`self.bias` (self) · `transpose(self.weight, self.fan_in_fan_out)` (mat2)" in _line(
         format_report(explain(_sample_log("blind31a/textgen-4074"))), "Operands"
     )
+
+
+def test_a_wrapper_another_package_calls_directly_is_the_line() -> None:
+    """tests/blind29b/darts-2326: Lightning's ``self.model.to(self.root_device)`` calls lightning_fabric's ``to``,
+    whose ``super().to(*args, **kwargs)`` raised in torch: fabric's line is named, the user's cell as its caller,
+    and the sides are what Lightning's line handed on."""
+    location = locate(build_incident(_sample_log("blind29b/darts-2326")))
+    assert location is not None and location.site is not None and location.caller is not None
+    assert (location.site.owner.name, location.site.line) == ("lightning-fabric", 54)
+    assert location.caller.owner.kind is OwnerKind.NOTEBOOK
+    assert [(o.expression, readable_value(o.value)) for o in location.operands][0] == ("self.model", "float64")
