@@ -686,4 +686,5 @@ def test_a_wrapper_another_package_calls_directly_is_the_line() -> None:
     assert location is not None and location.site is not None and location.caller is not None
     assert (location.site.owner.name, location.site.line) == ("lightning-fabric", 54)
     assert location.caller.owner.kind is OwnerKind.NOTEBOOK
-    assert [(o.expression, readable_value(o.value)) for o in location.operands][0] == ("self.model", "float64")
+    first = location.operands[0]
+    assert (first.expression, readable_value(first.value)) == ("self.model", "float64")
