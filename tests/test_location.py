@@ -688,3 +688,15 @@ def test_a_wrapper_another_package_calls_directly_is_the_line() -> None:
     assert location.caller.owner.kind is OwnerKind.NOTEBOOK
     first = location.operands[0]
     assert (first.expression, readable_value(first.value)) == ("self.model", "float64")
+
+
+def test_self_of_addmm_is_the_bias_f_linear_passes() -> None:
+    """tests/blind27/joycaption-50: ``linear(attn_output, out_proj_weight, out_proj_bias)`` inside
+    ``multi_head_attention_forward`` runs addmm(bias, input, weight.t()), whose check compares self (the bias) with mat2
+    (the weight) before the input: "self and mat2 ... Half and Byte" names the bias and the packed weight."""
+    location = locate(build_incident(_sample_log("blind27/joycaption-50")))
+    assert location is not None
+    assert [(o.argument, readable_value(o.value), o.expression) for o in location.operands] == [
+        ("self", "float16", "out_proj_bias"),
+        ("mat2", "uint8", "out_proj_weight"),
+    ]
