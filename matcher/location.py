@@ -297,10 +297,8 @@ def _located(
     outside = [i for i, f in enumerate(frames) if not _is_torch(f)]
     # A wrapper that only hands on its caller's arguments to the next frame shown (accelerate's hook
     # ``old_forward(*args, **kwargs)``, a decorator's ``return func(*args, **kwargs)``) is not where the call was
-    # made: the frame above it is, when that is the user's code or the same package's. Another package's line above
-    # it (Lightning's strategy calling lightning_fabric's ``to``) is not: the wrapper's line is the one that raised, and
-    # that package's line is only where its arguments came from. The last frame raised itself
-    # (``torch._C._nn._parse_to(*args, **kwargs)``).
+    # made: the frame above it is, unless that is another package's line calling it directly (:func:`_handed`). The
+    # last frame raised itself (``torch._C._nn._parse_to(*args, **kwargs)``).
     calls = [i for i in outside if i == len(frames) - 1 or not _forwards(frames[i].code) or not _handed(frames, i)]
     index = calls[-1] if calls else outside[-1] if outside else len(frames) - 1
     site = _site(frames[index], incident)
@@ -313,8 +311,7 @@ def _located(
     if caller is not None and _forwards(frames[index].code):
         # ``return super().to(*args, **kwargs)``: the library passes on what the line above gave it (the user's, or
         # another package's), and its own line has nothing else to tie.
-        above = [i for i in range(index) if not _is_torch(frames[i])]
-        at = above[-1] if above else _index_of(frames, caller)
+        at = [i for i in range(index) if not _is_torch(frames[i])][-1]  # the caller's frame at the farthest
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
     elif caller is not None and any(not o.expression for o in tied[0]):
         # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
