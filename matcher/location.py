@@ -10,6 +10,7 @@ said to be untied rather than guessed.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import itertools
 import json
@@ -439,7 +440,7 @@ def _tie(
     frame: Frame, below: Frame | None, deeper: list[Frame], op: str, operands: tuple[Operand, ...]
 ) -> tuple[str, str, tuple[tuple[Operand, ...], str]]:
     """``(call, module, (operands with expressions, op read from the call))`` for the call on ``frame``'s line."""
-    entered = below is not None
+    entered = below is not None  # the line called into the frame below
     binary = _binary(frame.marked or frame.code, entered) or _binary(frame.code, entered)
     if binary is not None:
         return binary[0], "", (_tied(operands, binary[1]), binary[2])
@@ -572,6 +573,8 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
         return None
     if not isinstance(node.op, ast.MatMult) and any(isinstance(side, ast.Call) for side in (node.left, node.right)):
         return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
+    if entered and any(isinstance(part, ast.Call) for part in ast.walk(node)):
+        return None  # ``result + lora_B(lora_A(x)) * scaling`` with a frame below: a call in it raised
     left, right = text(node.left), text(node.right)
     op = "matmul" if isinstance(node.op, ast.MatMult) else ""
     return text(node), {"input": left, "weight": right, "self": left, "other": right}, op
@@ -592,13 +595,19 @@ def _with_expression(operand: Operand, by_role: dict[str, str]) -> Operand:
 
 def _nested_module_call(node: ast.Call) -> bool:
     """An argument of the call holds another call of a module attribute (``self.norm1(x)`` inside
-    ``self.attn(...)``)."""
+    ``self.attn(...)``) or of a local name that is no builtin (PEFT's ``lora_B(lora_A(dropout(x)))``, the adapter's
+    modules taken out of their dict first)."""
     for argument in (*node.args, *(k.value for k in node.keywords)):
         for inner in ast.walk(argument):
-            attribute = inner.func if isinstance(inner, ast.Call) else None
-            if isinstance(attribute, ast.Attribute) and _unparse(attribute.value).split(".")[0] == "self":
+            func = inner.func if isinstance(inner, ast.Call) else None
+            if isinstance(func, ast.Attribute) and _unparse(func.value).split(".")[0] == "self":
+                return True
+            if isinstance(func, ast.Name) and func.id not in _BUILTINS:
                 return True
     return False
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 def _module_op(deeper: list[Frame], tables: _Rules) -> tuple[str, tuple[str, ...]]:

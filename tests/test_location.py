@@ -700,3 +700,35 @@ def test_self_of_addmm_is_the_bias_f_linear_passes() -> None:
         ("self", "float16", "out_proj_bias"),
         ("mat2", "uint8", "out_proj_weight"),
     ]
+
+
+def test_carets_under_the_inner_module_call_of_an_augmented_assignment() -> None:
+    """kb/.../peft-0.2.0-fp16-generate.log (Python 3.11 carets under ``self.lora_A(self.lora_dropout(x))``): the
+    float16 side is what goes into ``lora_A``, and its float32 weight the other, not the ``result`` being added to."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "peft" / "lora-branch-without-input-cast-on-peft-before-0-3"
+    location = locate(build_incident((kb / "peft-0.2.0-fp16-generate.log").read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(readable_value(o.value), o.expression) for o in location.operands] == [
+        ("float16", "self.lora_dropout(x)"),
+        ("float32", "self.lora_A.weight"),
+    ]
+
+
+# PEFT's later LoRA forward takes the adapter's modules out of their dicts into local names first.
+LORA_LOCALS = """Traceback (most recent call last):
+  File "/usr/lib/python3.10/site-packages/peft/tuners/lora/layer.py", line 509, in forward
+    result = result + lora_B(lora_A(dropout(x))) * scaling
+  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1568, in _call_impl
+    result = forward_call(*args, **kwargs)
+  File "/usr/lib/python3.10/site-packages/torch/nn/modules/linear.py", line 114, in forward
+    return F.linear(input, self.weight, self.bias)
+RuntimeError: expected scalar type Float but found BFloat16
+"""
+
+
+def test_a_sum_around_nested_module_calls_is_not_the_op() -> None:
+    """Without carets, which of ``lora_B`` / ``lora_A`` entered torch's linear the frames do not say: neither the sum's
+    sides nor the outer module's are named."""
+    location = locate(build_incident(LORA_LOCALS))
+    assert location is not None
+    assert [(readable_value(o.value), o.expression) for o in location.operands] == [("float32", ""), ("bfloat16", "")]
