@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from dtypefix.matcher.catalog import Catalog
 from dtypefix.matcher.explain import answers, explain
 from dtypefix.matcher.regex import Pattern
@@ -426,6 +428,14 @@ def mined_answered(rows: Iterable[MinedRow], catalog: Catalog) -> dict[str, bool
     return {text: answers(text, catalog) for text in sorted(texts)}
 
 
+def _release_order(library: str, version: str) -> tuple[str, bool, Version | str]:
+    """Releases of a library in version order (2.3.1 before 2.13.0), a version PEP 440 cannot read after them."""
+    try:
+        return library, False, Version(version)
+    except InvalidVersion:
+        return library, True, version
+
+
 def mined_summary(mined: list[tuple[MinedRow, bool]]) -> tuple[str, str]:
     """The mined census as Markdown: a section for the census page (per library and version: mined, in scope,
     recognised; out-of-scope reasons) and a page listing every in-scope message nothing recognises."""
@@ -456,7 +466,7 @@ def mined_summary(mined: list[tuple[MinedRow, bool]]) -> tuple[str, str]:
         "| library | version | mined | in scope | recognised | share |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for (library, version), rows in sorted(by_release.items()):
+    for (library, version), rows in sorted(by_release.items(), key=lambda item: _release_order(*item[0])):
         scoped = [t for r, t in rows if r.scope == "in"]
         good = sum(1 for t in scoped if t)
         pct = f"{100 * good / len(scoped):.1f} %" if scoped else "—"

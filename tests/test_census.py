@@ -12,11 +12,13 @@ import yaml
 
 from dtypefix.kbtools.census import (
     OUT_OF_SCOPE,
+    MinedRow,
     census_dir,
     instantiate,
     load_census,
     load_mined,
     mined_answered,
+    mined_summary,
     recognised_by,
     template_regex,
     triage,
@@ -278,3 +280,15 @@ def test_a_printed_condition_on_dtypes_or_devices_is_a_check(message: str, famil
     check word, and still checks dtypes or devices: the safety net answers it at low confidence (issue 21 §3)."""
     ranked = [(m.entry.id, m.confidence.value) for m in explain(message, catalog=catalog).matches]
     assert ranked[:1] == [(family, "low")], ranked
+
+
+def test_mined_table_lists_releases_in_version_order() -> None:
+    """docs/kb/census.md's per-release table reads 2.3.1 before 2.13.0 (a string sort put 2.13.0 first), and a
+    version PEP 440 cannot read after the others rather than failing the page."""
+    rows = [
+        (MinedRow("torch", version, "a.py:1", "raise", "RuntimeError", "expected dtype float32", "in"), True)
+        for version in ("2.13.0", "2.3.1", "nightly", "2.8.0")
+    ]
+    section, _ = mined_summary(rows)
+    listed = [line.split(" | ")[1] for line in section.splitlines() if line.startswith("| torch |")]
+    assert listed == ["2.3.1", "2.8.0", "2.13.0", "nightly"]
