@@ -110,7 +110,7 @@ def _skip_quantifier(pattern: str, i: int) -> int:
     return i
 
 
-def _sequence(pattern: str) -> str:
+def _sequence(pattern: str, most: int = 0) -> str:
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -140,7 +140,11 @@ def _sequence(pattern: str) -> str:
             if name:
                 out.append(f"<{name}>")
             elif not optional:
-                alternatives = [_sequence(part) for part in _split_top(inner)]
+                alternatives = list(dict.fromkeys(_sequence(part, most) for part in _split_top(inner)))
+                if "" in alternatives:  # `(?:x|)` or `(?:…|$)`: optional, like `(?:x)?`, so it says nothing to a reader
+                    continue
+                if most and len(alternatives) > most:
+                    alternatives = [*alternatives[:most], "…"]
                 out.append(alternatives[0] if len(alternatives) == 1 else "{" + ", ".join(alternatives) + "}")
             continue
         if char in "^$":
@@ -159,11 +163,15 @@ def _sequence(pattern: str) -> str:
     return text.strip()
 
 
-def readable(pattern: str, lang: str = "en") -> str:
-    """A regex as a template a person reads (``(?P<left>\\w+) != \\S+`` -> ``<left> != …``); alternatives joined."""
+def readable(pattern: str, lang: str = "en", most: int = 0) -> str:
+    """A regex as a template a person reads (``(?P<left>\\w+) != \\S+`` -> ``<left> != …``); alternatives joined.
+
+    ``most`` > 0 keeps that many alternatives of a group and an ellipsis for the rest: an answer's evidence line wants
+    the gist (``torch.{tensor, Tensor, as_tensor, …}``), the reference page the whole list.
+    """
     if pattern.startswith("(?i)"):
         pattern = pattern[4:]
-    alternatives = [_sequence(part) for part in _split_top(pattern)]
+    alternatives = [_sequence(part, most) for part in _split_top(pattern)]
     return t("or.join", lang).join(dict.fromkeys(a for a in alternatives if a))
 
 
@@ -203,7 +211,7 @@ def _frame_target(condition: FrameCondition, lang: str) -> str:
     if condition.function_pattern:
         parts.append(t("frame.function", lang, function=_code(readable(condition.function_pattern, lang))))
     if condition.code_pattern:
-        parts.append(t("frame.code", lang, code=_code(readable(condition.code_pattern, lang))))
+        parts.append(t("frame.code", lang, code=_code(readable(condition.code_pattern, lang, most=4))))
     return " ".join(parts)
 
 

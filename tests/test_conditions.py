@@ -316,3 +316,15 @@ def test_check_decides_an_entry_on_gpu_memory_alone() -> None:
     findings, conditional = check_entries([entry], build_incident(_SMI))
     assert [m.entry.id for m in findings] == ["DTF9002"] and not conditional
     assert check_entries([entry], build_incident(_OOM)) == ([], [])
+
+
+def test_a_pattern_reads_as_a_template_with_optional_groups_left_out() -> None:
+    from dtypefix.cli.evidence_words import readable
+
+    # `(?:x|)` and `(?:…|$)` are optional like `(?:x)?`: a reader sees the words that must be there
+    assert readable(r"same dtype(?:, but got \w+|)") == "same dtype"
+    assert readable(r"torch\.zeros\(\)(?:[^.\w]|$)") == "torch.zeros()"
+    # a long alternation keeps its first few in an answer's evidence line, all of them on a reference page
+    pattern = r"torch\.(?:tensor|Tensor|as_tensor|from_numpy|arange|ones)\("
+    assert readable(pattern, most=4) == "torch.{tensor, Tensor, as_tensor, from_numpy, …}("
+    assert readable(pattern) == "torch.{tensor, Tensor, as_tensor, from_numpy, arange, ones}("
