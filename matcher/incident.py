@@ -16,7 +16,7 @@ from .flags import LaunchFlags, parse_flags
 from .hardware import Hardware, parse_hardware
 from .observation import Note, Origin
 from .packages import PackageVersion, parse_versions
-from .recover import bare_error_lines, recover_error_lines, variant_lines
+from .recover import bare_error_lines, recover_error_lines, variant_lines, variants
 from .regex import lazy_regex
 from .source import from_text
 from .traceback import EXCEPTION, ErrorLine, Frame, Stack, find_error_lines, parse_stacks
@@ -77,7 +77,7 @@ class Incident:
                 return stack
         for line in reversed(self.error_lines):
             if line.exc_type and line.exc_type.rsplit(".", 1)[-1] not in _WRAPPERS:
-                return line
+                return _as_read(line, self.error_lines)
         # Recovered without a type (a message pasted alone, behind an app's prefix): the first one read.
         for line in self.error_lines:
             if not line.exc_type:
@@ -264,6 +264,16 @@ def build_incident(
         cut=inside,
         skipped_tracebacks=skipped,
     )
+
+
+def _as_read(line: ErrorLine, lines: tuple[ErrorLine, ...]) -> ErrorLine:
+    """The line as the input printed it, when ``line`` is one of the readings :func:`variants` added for a damaged
+    copy (joined inside a word, a quote closed): those stay candidates for matching, but the error shown and whose
+    operands are read is what was printed ("torch.float32" then "trainable params: ..." is not "float32trainable")."""
+    for read in lines:
+        if read is not line and read.exc_type == line.exc_type and line.message in variants(read.message):
+            return read
+    return line
 
 
 def with_lines_above(incident: Incident) -> Incident | None:

@@ -94,9 +94,17 @@ class ErrorLine:
     stream: str
 
 
+# A line some logger or the warnings module printed (a dated or level-word prefix, glog's "I0525 12:00:00", or
+# "file.py:411: FutureWarning: ..."): output that followed the error, never a line of its message.
+_LOG_RECORD = lazy_regex(
+    r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d|(?:INFO|WARNING|WARN|DEBUG|CRITICAL)(?::|\s+-\s)|[IWEF]\d{4} \d\d:\d\d"
+    r"|\S+\.py:\d+: \w*Warning: )"
+)
+
+
 def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES) -> tuple[str, int]:
-    """Collect an exception's continuation lines until a blank line, a new traceback, a chain marker or a frame
-    (a paste that puts the error first and its frames after it, without a header)."""
+    """Collect an exception's continuation lines until a blank line, a new traceback, a chain marker, a frame
+    (a paste that puts the error first and its frames after it, without a header) or a log record."""
     parts: list[str] = []
     index = start
     while index < len(lines) and len(parts) < limit:
@@ -107,6 +115,7 @@ def _read_message(lines: list[str], start: int, limit: int = _MAX_MESSAGE_LINES)
             or stripped in (_HEADER, _CHAIN_CAUSE, _CHAIN_CONTEXT)
             or EXCEPTION.match(line)
             or FRAME.match(line)
+            or _LOG_RECORD.match(stripped)
         ):
             break
         parts.append(stripped)

@@ -551,3 +551,19 @@ def test_short_paste_reads_the_message_above_an_unknown_typed_error() -> None:
         + BF16_REFUSAL_ABOVE_A_TYPED_ERROR.splitlines()[1]
     )
     assert not explain(logged).matches
+
+
+def test_an_error_printed_before_later_log_output_keeps_its_own_lines_and_its_printed_reading() -> None:
+    """Real output (tests/blind32a, accelerate issue 1620): one rank prints the FSDP refusal, then PEFT's trainable
+    parameter line, a dated INFO record and a FutureWarning, and only then another rank's traceback. The log records
+    are not lines of the message, and the glued reading variants() adds ("torch.float32trainable") stays a candidate
+    for matching, never the error shown or the one whose operands are read."""
+    import yaml
+
+    log = yaml.safe_load((Path(__file__).parent / "blind32a" / "accelerate-1620.yaml").read_text("utf-8"))["log"]
+    primary = build_incident(log).primary
+    assert primary is not None and primary.message.split("\n")[0].endswith("but got torch.float16 and torch.float32")
+    assert "INFO" not in primary.message and "FutureWarning" not in primary.message
+    report = explain(log)
+    location = report.location
+    assert location is not None and [o.value for o in location.operands] == ["torch.float16", "torch.float32"]
