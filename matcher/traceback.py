@@ -143,10 +143,17 @@ def _rich_layout(text: str) -> bool:
     return bool(_RICH_ANY_FRAME.search(text))
 
 
+# A box line holding only part of a long path (rich wraps it at the box's width, "…\\accelerate\\big_m" over
+# "odeling.py:355 in dispatch_model"): the frame line below it starts with the rest of that path.
+_RICH_PATH_PART = lazy_regex(r"^[│┃]\s*(?P<part>[^\s│┃]*[/\\][^\s│┃]*)\s*[│┃]?\s*$")
+
+
 def _unbox_rich(text: str) -> str:
     """Rewrite a rich traceback box into the plain ``File "...", line N, in f`` form the parser reads."""
     out: list[str] = []
+    part = ""
     for line in text.split("\n"):
+        above, part = part, ""
         if not _BOX_LINE.match(line):
             out.append(line)
         elif "Traceback (most recent call last)" in line:
@@ -154,7 +161,12 @@ def _unbox_rich(text: str) -> str:
         else:
             frame = _RICH_FRAME.match(line)
             if frame:
-                out.append(f'  File "{frame["file"]}", line {frame["line"]}, in {frame["function"]}')
+                file = frame["file"]
+                if above and not file.startswith(("/", "\\")) and ":" not in file:
+                    file = above + file
+                out.append(f'  File "{file}", line {frame["line"]}, in {frame["function"]}')
+            elif (path := _RICH_PATH_PART.match(line)) and ".py:" not in line:
+                part = above + path["part"]  # a path long enough to take several box lines
             elif (current := _RICH_CURRENT.match(line)) and current["code"] and out and out[-1].startswith("  File "):
                 out.append(f"    {current['code']}")
     return "\n".join(out)

@@ -330,3 +330,19 @@ def test_vscode_exception_widget_is_read_outermost_first() -> None:
     assert (stack.exc_type, [f.line for f in stack.frames]) == ("ValueError", [9, 3])
     # a banner with no frames below it is left as it is
     assert parse_stacks("Exception has occurred: ValueError\nbad dtype\n") == []
+
+
+def test_a_rich_frame_whose_path_the_box_wrapped_is_read_whole() -> None:
+    """Real output (tests/blind32a, Huatuo-Llama-Med-Chinese issue 75, Windows): rich wraps a long path at the box's
+    width, so the frame line starts inside the file name ("odeling.py:355"); read alone it is a file of the user's."""
+    log = (
+        "│ C:\\Users\\user\\AppData\\Local\\Programs\\Python\\Python310\\lib\\site-packages\\accelerate\\big_m │\n"
+        "│ odeling.py:355 in dispatch_model                                                                 │\n"
+        "│                                                                                                  │\n"
+        "│   353 │   ):                                                                                     │\n"
+        "NotImplementedError: Cannot copy out of meta tensor; no data!\n"
+    )
+    (stack,) = parse_stacks(log)
+    assert [(f.file.rsplit("\\", 2)[-2:], f.line, f.function) for f in stack.frames] == [
+        (["accelerate", "big_modeling.py"], 355, "dispatch_model")
+    ]
