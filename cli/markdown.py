@@ -177,7 +177,7 @@ def summary_lines(incident: Incident, lang: str, *, error: bool = True) -> list[
 def _evidence_line(item: Evidence, lang: str) -> str:
     line = f"- {_MARK[item.outcome]} {describe(item, lang)}"
     if item.decider is not None:
-        line += f" ({t('decide.by', lang)}: {decider_words(item.decider, lang)})"
+        line += _paren(f"{t('decide.by', lang)}{t('colon.inline', lang)}{decider_words(item.decider, lang)}", lang)
     return line
 
 
