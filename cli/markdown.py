@@ -80,21 +80,6 @@ def _cut(text: str, limit: int) -> str:
     return text[: space if space > 0 else limit].rstrip() + " …"
 
 
-def _as_printed(incident: Incident, exc_type: str, message: str) -> str:
-    """The message as the log printed it: a message over several lines is also read with its lines joined (with and
-    without a space, for a terminal's wrap), and the headline may be the reading without a space; what was printed
-    keeps its line breaks, so the screen does not show "devicequery.device: cuda:7" glued together."""
-    squeezed = "".join(message.split())
-    return next(
-        (
-            line.message
-            for line in incident.error_lines
-            if line.exc_type == exc_type and "".join(line.message.split()) == squeezed
-        ),
-        message,
-    )
-
-
 def _error_line(incident: Incident, lang: str) -> str:
     primary = incident.primary
     if primary is None:
@@ -110,8 +95,8 @@ def _error_line(incident: Incident, lang: str) -> str:
         return f"{code_span(f'{cut.exc_type}: {_cut(cut.template, 300)}')} {guessed}"
     if isinstance(primary, Stack):
         first = _cut(primary.message.splitlines()[0], 300) if primary.message else ""
-    else:  # a message read outside a traceback: its lines as printed, side by side
-        first = _cut(" ".join(_as_printed(incident, primary.exc_type, primary.message).split()), 300)
+    else:  # a message read outside a traceback: its lines as printed (Incident.primary), side by side
+        first = _cut(" ".join(primary.message.split()), 300)
     where = f" ({primary.stream})" if isinstance(primary, Stack) and primary.stream != "main" else ""
     shown = f"{primary.exc_type}: {first}" if primary.exc_type else first  # a type the paste left out
     return f"{code_span(shown)}{where}" if shown else ""

@@ -312,7 +312,8 @@ def _located(
     if caller is not None and _forwards(frames[index].code):
         # ``return super().to(*args, **kwargs)``: the library passes on what the line above gave it (the user's, or
         # another package's), and its own line has nothing else to tie.
-        at = [i for i in range(index) if not _is_torch(frames[i])][-1]  # the caller's frame at the farthest
+        at = _outside_above(frames, index)
+        assert at is not None  # the caller's frame is one of them
         call, module, tied = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, operands)
     elif caller is not None and any(not o.expression for o in tied[0]):
         # A library's check of a setting (CTranslate2's compute_type for the device): the user's call above gave it
@@ -385,15 +386,20 @@ def _handed(frames: list[Frame], index: int) -> bool:
     accelerate installed on the module, called from transformers' ``self.embed_tokens(input_ids)``). Not so for
     another package's line that calls the wrapper directly (Lightning's ``self.model.to(device)`` entering
     lightning_fabric's ``to``): the wrapper's own line is the one that raised."""
-    above = [i for i in range(index) if not _is_torch(frames[i])]
-    if not above:
+    above = _outside_above(frames, index)
+    if above is None:
         return False
-    owner, mine = owner_of(frames[above[-1]].file), owner_of(frames[index].file)
+    owner, mine = owner_of(frames[above].file), owner_of(frames[index].file)
     return (
-        above[-1] != index - 1
+        above != index - 1
         or owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)
         or (owner.kind, owner.name) == (mine.kind, mine.name)
     )
+
+
+def _outside_above(frames: list[Frame], index: int) -> int | None:
+    """The nearest frame above ``frames[index]`` that is not torch's own code."""
+    return next((i for i in reversed(range(index)) if not _is_torch(frames[i])), None)
 
 
 _FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)$")
@@ -560,7 +566,7 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
 
     statement = tree.body[0] if len(tree.body) == 1 else None
     if isinstance(statement, ast.AugAssign):
-        if entered and any(isinstance(part, ast.Call) for part in ast.walk(statement.value)):
+        if entered and _has_call(statement.value):
             # ``result += self.lora_B(self.lora_A(x)) * s`` with a frame below it: a call on the right raised before
             # anything was added, and that call is the op, not the sum.
             return None
@@ -573,7 +579,7 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
         return None
     if not isinstance(node.op, ast.MatMult) and any(isinstance(side, ast.Call) for side in (node.left, node.right)):
         return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
-    if entered and any(isinstance(part, ast.Call) for part in ast.walk(node)):
+    if entered and _has_call(node):
         return None  # ``result + lora_B(lora_A(x)) * scaling`` with a frame below: a call in it raised
     left, right = text(node.left), text(node.right)
     op = "matmul" if isinstance(node.op, ast.MatMult) else ""
@@ -584,6 +590,10 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
 _NAMESPACES = frozenset(
     {"torch", "F", "nn", "functional", "flash_attn", "np", "ops", "fa", "flex_attention", "dist", "distributed", "tl"}
 )
+
+
+def _has_call(node: ast.AST) -> bool:
+    return any(isinstance(part, ast.Call) for part in ast.walk(node))
 
 
 def _with_expression(operand: Operand, by_role: dict[str, str]) -> Operand:
