@@ -156,13 +156,19 @@ _DTYPES = {
     "double": "float64",
     "float64": "float64",
     "long": "int64",
-    "long long": "int64",  # C++ type names (Tensor.set_)
+    "long long": "int64",  # C++ type names (Tensor.set_; MSVC prints __int64)
     "long int": "int64",
+    "__int64": "int64",
     "int": "int32",
     "short": "int16",
     "char": "int8",
+    "signed char": "int8",
     "byte": "uint8",
     "unsigned char": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "unsigned __int64": "uint64",
     "bool": "bool",
     # Triton's names
     "fp16": "float16",
@@ -180,6 +186,8 @@ _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 # The separators of a printed list: ``['half', 'float16']``'s commas, "float16, bfloat16, or float32", "uint8 or bfloat16".
 _LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+")
+# MSVC's and c10's prefixes of a C++ type name: ``struct c10::Half``, ``c10::BFloat16``, ``at::Half``.
+_CXX_PREFIX = re.compile(r"^(?:struct\s+)?(?:c10::|at::)")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
 
 
@@ -187,7 +195,8 @@ def readable_value(value: str) -> str:
     """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
     (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); Ascend CANN's ``DT_BFLOAT16`` and its lists
     (``DT_FLOAT16,DT_FLOAT,``) as torch's names, as other comma-separated lists (``Half,Float,Double``); devices stay
-    as printed."""
+    as printed. A C++ spelling (``struct c10::Half``, MSVC's ``__int64``) is read as the dtype it names."""
+    value = _CXX_PREFIX.sub("", value)
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)

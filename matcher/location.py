@@ -27,7 +27,17 @@ from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
 from .traceback import ErrorLine, ForwardTrace, Frame, Stack, find_forward_traces
 
-__all__ = ["ORIGINS", "Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+__all__ = [
+    "ORIGINS",
+    "Location",
+    "Operand",
+    "OperandRule",
+    "Site",
+    "c10_spelling",
+    "load_rules",
+    "locate",
+    "read_operands",
+]
 
 
 ORIGINS = ("message", "warning", "log", "line")
@@ -161,11 +171,38 @@ def _clean(value: str) -> str:
     return value
 
 
+# C++ spellings of scalar types that take more than one word or a compiler's own name (``typeid`` of ``int64_t`` is
+# ``long int`` with GCC, ``__int64`` with MSVC), as c10 names them, so that a rule reading one word reads them whole.
+_CXX_TYPES = lazy_regex(
+    r"\b(?:unsigned (?:__int64|long long|long int|long)|long long int|long long|long int|__int64|unsigned char"
+    r"|signed char|unsigned short|short int|unsigned int)\b"
+)
+_CXX_NAMES = {
+    "unsigned char": "Byte",
+    "signed char": "Char",
+    "unsigned short": "UInt16",
+    "short int": "Short",
+    "unsigned int": "UInt32",
+}
+
+
+def c10_spelling(message: str) -> str:
+    """The message with its C++ type names as c10 names them (``unsigned char`` -> ``Byte``)."""
+    return _CXX_TYPES.sub(_cxx_name, message)
+
+
+def _cxx_name(match: re.Match[str]) -> str:
+    text = match[0]
+    return _CXX_NAMES.get(text) or ("UInt64" if text.startswith("unsigned") else "Long")
+
+
 def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tuple[Operand, ...]]:
     """``(op, operands)`` that a message names, by the first rule of ``census/operands.yaml`` that reads it.
 
     A side the message leaves without a value takes it from the log line of ``hints`` its rule names (the backend
-    of a process group, printed before a collective fails)."""
+    of a process group, printed before a collective fails). C++ type names are read as c10's (``__int64`` and
+    ``long int`` as ``Long``, ``unsigned char`` as ``Byte``)."""
+    message = c10_spelling(message)
     tables = load_rules()
     for rule in tables.rules:
         found = rule.pattern.search(message)
