@@ -133,6 +133,10 @@ _WORDS: dict[str, tuple[str, str]] = {
         "accelerate warned that a model placed by a device map was moved with `.to()` / `.cuda()`",
         "accelerate 提示：按 device_map 分派好的模型又被 `.to()` / `.cuda()` 移动了",
     ),
+    "hint.torch-npu": (
+        "torch_npu is loaded: this torch runs on Ascend NPUs ({value}), not CUDA",
+        "加载了 torch_npu：这个 torch 跑在昇腾 NPU（{value}）上，不是 CUDA",
+    ),
     "origin.warning": ("from the warning at this line", "来自这一行先打印的警告"),
     "origin.log": ("from the log", "来自日志"),
 }
@@ -171,6 +175,8 @@ _DTYPES = {
     "unsigned __int64": "uint64",
     "bool": "bool",
     # Triton's names
+    "fp8": "float8",
+    "float8": "float8",
     "fp16": "float16",
     "fp32": "float32",
     "fp64": "float64",
@@ -288,9 +294,30 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
     "supported dtypes": ("supported dtypes", "支持的 dtype"),
     "supported devices": ("supported devices", "支持的设备"),
+    "device asked for": ("device asked for", "要用的设备"),
+    "torch build": ("torch build", "torch 的构建"),
+    "flat parameter": ("FSDP's flat parameter", "FSDP 的扁平参数"),
+    "recipe": ("precision recipe", "精度方案"),
+    "quantization": ("quantization", "量化方式"),
     "then block": ("then branch", "if 分支"),
     "else block": ("else branch", "else 分支"),
 }
+
+
+# Values that are a class of dtypes, not one dtype: words for them.
+_CLASSES: dict[str, tuple[str, str]] = {
+    "floating point": ("a floating-point dtype", "浮点 dtype"),
+    "16/32-bit floats": ("16/32-bit floats", "16/32 位浮点"),
+}
+
+
+def _value_words(value: str, lang: str) -> str:
+    """A value as the reader's language says it: a class of dtypes in words, a dtype or device by torch's name."""
+    words = _CLASSES.get(value)
+    if words is not None:
+        return words[1] if lang == "zh" else words[0]
+    readable = readable_value(value)
+    return readable.replace(", ", "、") if lang == "zh" else readable  # a list, as Chinese lists it
 
 
 def _argument(argument: str, lang: str) -> str:
@@ -310,12 +337,15 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         if operand.argument in _ARGUMENTS
         else f"`{argument}`"
     )
-    value = readable_value(operand.value) if operand.value else ""
-    if lang == "zh":
-        value = value.replace(", ", "、")  # a list of dtypes or devices, as Chinese lists them
+    value = _value_words(operand.value, lang) if operand.value else ""
     if not value and operand.unlike:
         # All a one-sided message says of this side: it is not what the op requires ("index (not int64)").
-        refused = readable_value(operand.unlike).replace(", ", " 或 " if lang == "zh" else " or ")
+        words = _CLASSES.get(operand.unlike)
+        refused = (
+            (words[1] if lang == "zh" else words[0])
+            if words
+            else readable_value(operand.unlike).replace(", ", " 或 " if lang == "zh" else " or ")
+        )
         value = _w("unlike", lang, value=refused)
     label = argument if operand.expression and operand.argument != operand.expression else ""
     source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""

@@ -25,6 +25,7 @@ HINT_KEYS = (
     "accelerate-precision",
     "process-group-backend",
     "dispatched-model-moved",
+    "torch-npu",
 )
 """Every kind of hint this module reads (the renderers word each; the JSON schema lists them)."""
 
@@ -69,9 +70,14 @@ _BACKEND = lazy_regex(r"\bProcessGroup(?P<pg>NCCL|Gloo)\b|\bbackend\s*=\s*[\"']?
 _DEVICE_OF_BACKEND = {"nccl": "cuda", "gloo": "cpu"}
 # accelerate's big_modeling wraps .to()/.cuda() of a model dispatched with a device map.
 _DISPATCHED_MOVE = lazy_regex(r"You shouldn't move a model that is dispatched using accelerate hooks")
+# Ascend's plugin imported or in a frame's path: this torch (a CPU build) runs on NPUs through torch_npu, not CUDA.
+_TORCH_NPU = lazy_regex(
+    r"\bimport torch_npu\b|\bimport torch, torch_npu\b|[\\/](?:site|dist)-packages[\\/]torch_npu[\\/]"
+)
 _ANY = lazy_regex(
     r"whereas the model is on|silently casted in float32|offloaded to the|dispatched on the CPU|MixedPrecision"
     r"|_enabled \.|Mixed precision type: |ProcessGroup(?:NCCL|Gloo)|backend\s*=|dispatched using accelerate hooks"
+    r"|torch_npu"
 )
 
 
@@ -107,4 +113,6 @@ def _read(line: str) -> list[Hint]:
         hints.append(Hint("process-group-backend", "process group", device, "backend", backend, line))
     if _DISPATCHED_MOVE.search(line):
         hints.append(Hint("dispatched-model-moved", "model", "device_map", line=line))
+    if _TORCH_NPU.search(line):
+        hints.append(Hint("torch-npu", "torch", "npu", line=line))
     return hints

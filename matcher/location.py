@@ -131,6 +131,8 @@ class _Rules:
     """Methods that copy a tensor to a fixed device (``tolist`` -> ``cpu``): the destination side of a copy."""
     scalar_types: dict[str, str]
     """``c10::ScalarType`` names by number, for messages that print the number."""
+    kernels: dict[str, str]
+    """The device of a dispatch name that says none (``add_stub`` -> ``cpu``)."""
 
 
 @functools.cache
@@ -155,7 +157,8 @@ def load_rules() -> _Rules:
     }
     copies_to = dict(data.get("copies_to", {}))
     scalar_types = {str(k): v for k, v in data.get("scalar_types", {}).items()}
-    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types)
+    kernels = dict(data.get("kernels", {}))
+    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types, kernels)
 
 
 _PREFIX = lazy_regex(r"^(?:struct\s+)?(?:c10::|at::)")
@@ -227,9 +230,11 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
                 value = tables.scalar_types.get(value, "")
             if spec.get("count") in groups:
                 value = _devices(int(groups[spec["count"]]))
+            if spec.get("kernel") in groups:
+                value = tables.kernels.get(groups[spec["kernel"]], "")
             origin = "message"
             hint = next((h for h in hints if h.key == spec.get("hint")), None)
-            if not value and hint is not None:
+            if hint is not None and (not value or "group" not in spec):
                 # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
                 value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
                 origin = "log"
