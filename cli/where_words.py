@@ -174,6 +174,9 @@ _DTYPES = {
     "uint64": "uint64",
     "unsigned __int64": "uint64",
     "bool": "bool",
+    "complexhalf": "complex32",
+    "complexfloat": "complex64",
+    "complexdouble": "complex128",
     # Triton's names
     "fp8": "float8",
     "float8": "float8",
@@ -194,7 +197,16 @@ _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 _LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+")
 # MSVC's and c10's prefixes of a C++ type name: ``struct c10::Half``, ``c10::BFloat16``, ``at::Half``.
 _CXX_PREFIX = re.compile(r"^(?:struct\s+)?(?:c10::|at::)")
-_TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
+_TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU|MPS|XPU)(?P<name>\w+?)Type$")
+
+
+# Values that are a class of dtypes, not one dtype: words for them.
+_CLASSES: dict[str, tuple[str, str]] = {
+    "floating point": ("a floating-point dtype", "浮点 dtype"),
+    "floating point or complex": ("a floating-point or complex dtype", "浮点或复数 dtype"),
+    "bool or floating point": ("bool or a floating-point dtype", "bool 或浮点 dtype"),
+    "16/32-bit floats": ("16/32-bit floats", "16/32 位浮点"),
+}
 
 
 def readable_value(value: str) -> str:
@@ -203,6 +215,8 @@ def readable_value(value: str) -> str:
     (``DT_FLOAT16,DT_FLOAT,``) as torch's names, as other comma-separated lists (``Half,Float,Double``); devices stay
     as printed. A C++ spelling (``struct c10::Half``, MSVC's ``__int64``) is read as the dtype it names."""
     value = _CXX_PREFIX.sub("", value)
+    if value in _CLASSES:  # a class of dtypes ("floating point or complex"), not a list
+        return value
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
@@ -298,16 +312,11 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "torch build": ("torch build", "torch 的构建"),
     "flat parameter": ("FSDP's flat parameter", "FSDP 的扁平参数"),
     "recipe": ("precision recipe", "精度方案"),
+    "Triton kernel": ("Triton kernel", "Triton 内核"),
+    "default dtype": ("default dtype", "默认 dtype"),
     "quantization": ("quantization", "量化方式"),
     "then block": ("then branch", "if 分支"),
     "else block": ("else branch", "else 分支"),
-}
-
-
-# Values that are a class of dtypes, not one dtype: words for them.
-_CLASSES: dict[str, tuple[str, str]] = {
-    "floating point": ("a floating-point dtype", "浮点 dtype"),
-    "16/32-bit floats": ("16/32-bit floats", "16/32 位浮点"),
 }
 
 

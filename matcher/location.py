@@ -250,15 +250,18 @@ def _devices(count: int) -> str:
     return ",".join(f"cuda:{i}" for i in range(count)) or "cpu"
 
 
-_LEGACY_TYPE = lazy_regex(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
+_LEGACY_TYPE = lazy_regex(
+    r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU|MPS|XPU)(?P<b>\w+?)Type)$"
+)
 
 
 def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
-    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` is one dtype on two devices: report the devices."""
+    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` (``MPSBFloat16Type`` against ``CPUBFloat16Type``) is one
+    dtype on two devices: report the devices."""
     parsed = [_LEGACY_TYPE.match(o.value) for o in operands]
     if len(parsed) != 2 or not all(parsed):
         return operands
-    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] or m["device"] == "CUDA" else "cpu") for m in parsed if m]
+    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] else (m["device"] or "cpu").lower()) for m in parsed if m]
     if kinds[0][0] != kinds[1][0] or kinds[0][1] == kinds[1][1]:
         return operands
     return tuple(replace(o, kind="device", value=k[1]) for o, k in zip(operands, kinds, strict=True))

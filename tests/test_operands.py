@@ -253,6 +253,28 @@ def test_lists_and_names_of_one_sided_refusals(message: str, sides: list[str]) -
         # the 4-bit and dequantize paths of bitsandbytes' blockwise check, and FlashAttention-3's list
         ("Blockwise 4bit dequantization only supports 16/32-bit floats, but got torch.uint8",
          [("tensor", "uint8"), ("expected", "16/32-bit floats")]),
+        # ops that take one dtype or one class of dtypes, and CUDA asked for where there is none
+        ("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long",
+         [("input", "int64"), ("expected", "floating point or complex")]),
+        ("tensors used as indices must be long, byte or bool tensors",
+         [("indices", "not int64, uint8, bool"), ("expected", "int64, uint8, bool")]),
+        ("Parameter layers.0.attn.q_proj.weight has dtype torch.float32, but expected torch.bfloat16",
+         [("layers.0.attn.q_proj.weight", "float32"), ("expected", "bfloat16")]),
+        ("Parameter layers.0.attn.q_proj.weight has dtype torch.float8_e5m2fnuz",
+         [("layers.0.attn.q_proj.weight", "float8_e5m2fnuz"), ("expected", "")]),
+        ("CUDA error: invalid device ordinal", [("device asked for", "cuda"), ("this machine", "")]),
+        ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running "
+         "on a CPU-only machine, please use torch.load with map_location='cpu' to map your storages to the CPU.",
+         [("saved storage", "cuda"), ("this machine", "not cuda")]),
+        ("fp16 mixed precision requires a GPU (not 'mps').", [("mixed_precision", "float16"), ("compute device", "mps")]),
+        ("Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)",
+         [("tensor", "not cuda"), ("Triton kernel", "cuda")]),
+        # a legacy type string names MPS too: one dtype on two devices is a device mismatch
+        ("Input type (MPSBFloat16Type) and weight type (CPUBFloat16Type) should be the same",
+         [("input", "mps"), ("weight", "cpu")]),
+        # accelerate names the tensor; the meta side is the fixed value, not the tensor's name
+        ("model.layers.0.self_attn.q_proj.weight is on the meta device, we need a `value` to put in on 0.",
+         [("model.layers.0.self_attn.q_proj.weight", "meta"), ("destination", "0")]),
         ("FlashAttention-3 only support fp16, bf16, or fp8 e4m3 data type",
          [("q", "not float16, bfloat16, float8_e4m3fn"), ("dtype support list", "float16, bfloat16, float8_e4m3fn")]),
     ],
