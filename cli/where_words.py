@@ -310,6 +310,8 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "supported devices": ("supported devices", "支持的设备"),
     "device asked for": ("device asked for", "要用的设备"),
     "torch build": ("torch build", "torch 的构建"),
+    "installed torch": ("installed torch", "安装的 torch"),
+    "dtype asked for": ("dtype asked for", "要用的 dtype"),
     "flat parameter": ("FSDP's flat parameter", "FSDP 的扁平参数"),
     "recipe": ("precision recipe", "精度方案"),
     "Triton kernel": ("Triton kernel", "Triton 内核"),

@@ -370,7 +370,18 @@ def _located(
         _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
         if op == "config" or (read and not module):
             tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
-    return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+    return Location(site, not outside, caller, call, module, op or tied[1], _spelled(tied[0], site.code), hints)
+
+
+def _spelled(operands: tuple[Operand, ...], code: str) -> tuple[Operand, ...]:
+    """A dtype asked for that the line spells out (``torch.finfo(torch.float8_e4m3fn)``): that spelling is its
+    expression."""
+    return tuple(
+        replace(o, expression=f"torch.{o.value}")
+        if o.role == "dtype" and not o.expression and o.value and re.search(rf"\btorch\.{re.escape(o.value)}\b", code)
+        else o
+        for o in operands
+    )
 
 
 def _index_of(frames: list[Frame], site: Site) -> int:
@@ -546,7 +557,10 @@ def _tie(
     else:
         key = name.rstrip("_")
         positional = tables.calls.get(key, ())
-        qualified = receiver is not None and receiver.split(".")[0] in _NAMESPACES
+        # ``torch.matmul(a, b)``, ``F.linear(...)``: a namespace; ``nn.Linear(16, 4).to(device)``: a value built there
+        qualified = (
+            receiver is not None and bool(re.fullmatch(r"[\w.]+", receiver)) and receiver.split(".")[0] in _NAMESPACES
+        )
         read_op = key if positional else ""
         if positional and receiver is not None and not qualified:
             by_role[positional[0]] = receiver
