@@ -194,7 +194,9 @@ _CANN = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_BF16": "bfloat16"}
 _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 # The separators of a printed list: ``['half', 'float16']``'s commas, "float16, bfloat16, or float32", "uint8 or bfloat16".
-_LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+")
+# ``int32/int64`` as gather() prints the dtypes it takes.
+_SLASHED = re.compile(r"^\w+(?:/\w+)+$")
+_LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+|(?<=\w)/(?=\w)")
 # MSVC's and c10's prefixes of a C++ type name: ``struct c10::Half``, ``c10::BFloat16``, ``at::Half``.
 _CXX_PREFIX = re.compile(r"^(?:struct\s+)?(?:c10::|at::)")
 _TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU|MPS|XPU)(?P<name>\w+?)Type$")
@@ -220,7 +222,7 @@ def readable_value(value: str) -> str:
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
-    if "," in value or " or " in value:  # the dtypes an op takes, the devices a machine has, as printed
+    if "," in value or " or " in value or _SLASHED.match(value):  # the dtypes an op takes, the devices a machine has
         items = (v.strip(" '\"") for v in _LIST.split(value))
         return ", ".join(dict.fromkeys(readable_value(v) for v in items if v))
     if match := _LEGACY.match(value):

@@ -275,6 +275,10 @@ def test_lists_and_names_of_one_sided_refusals(message: str, sides: list[str]) -
         # accelerate names the tensor; the meta side is the fixed value, not the tensor's name
         ("model.layers.0.self_attn.q_proj.weight is on the meta device, we need a `value` to put in on 0.",
          [("model.layers.0.self_attn.q_proj.weight", "meta"), ("destination", "0")]),
+        # the dtypes a check names are its side's value, however it lists them
+        ("gather(): Expected dtype int32/int64 for index", [("index", "not int32, int64"), ("expected", "int32, int64")]),
+        ("Flash Attention 2 only supports torch.float16 and torch.bfloat16 dtypes, but the current dype in "
+         "Qwen3ForCausalLM is torch.float32.", [("model", "float32"), ("expected", "float16, bfloat16")]),
         ("FlashAttention-3 only support fp16, bf16, or fp8 e4m3 data type",
          [("q", "not float16, bfloat16, float8_e4m3fn"), ("dtype support list", "float16, bfloat16, float8_e4m3fn")]),
     ],
