@@ -275,6 +275,14 @@ def test_lists_and_names_of_one_sided_refusals(message: str, sides: list[str]) -
         # accelerate names the tensor; the meta side is the fixed value, not the tensor's name
         ("model.layers.0.self_attn.q_proj.weight is on the meta device, we need a `value` to put in on 0.",
          [("model.layers.0.self_attn.q_proj.weight", "meta"), ("destination", "0")]),
+        # precision flags against the device: what the message says of it
+        ("FP16 Mixed precision training with AMP or APEX (`--fp16`) and FP16 half precision evaluation "
+         "(`--fp16_full_eval`) can only be used on CUDA devices.", [("fp16", "float16"), ("compute device", "not cuda")]),
+        ("bf16 requested, but AMP is not supported on this GPU. Requires Ampere series or above.",
+         [("bf16", "bfloat16"), ("compute device", "cuda")]),
+        ("Cannot use fp16 without accelerator.", [("fp16", "float16"), ("this machine", "cpu")]),
+        ("FSDP parameters should be materialized from meta device before training, but the following were still on "
+         "meta device: ['lm_head.weight']", [("parameters", "meta"), ("expected", "not meta")]),
         # the dtypes a check names are its side's value, however it lists them
         ("gather(): Expected dtype int32/int64 for index", [("index", "not int32, int64"), ("expected", "int32, int64")]),
         ("Flash Attention 2 only supports torch.float16 and torch.bfloat16 dtypes, but the current dype in "
