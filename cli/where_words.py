@@ -324,13 +324,16 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
 }
 
 
+def _class_words(value: str, lang: str) -> str:
+    """A class of dtypes ("floating point") in the reader's words; empty for a dtype or device."""
+    words = _CLASSES.get(value)
+    return (words[1] if lang == "zh" else words[0]) if words else ""
+
+
 def _value_words(value: str, lang: str) -> str:
     """A value as the reader's language says it: a class of dtypes in words, a dtype or device by torch's name."""
-    words = _CLASSES.get(value)
-    if words is not None:
-        return words[1] if lang == "zh" else words[0]
     readable = readable_value(value)
-    return readable.replace(", ", "、") if lang == "zh" else readable  # a list, as Chinese lists it
+    return _class_words(value, lang) or (readable.replace(", ", "、") if lang == "zh" else readable)
 
 
 def _argument(argument: str, lang: str) -> str:
@@ -353,11 +356,8 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
     value = _value_words(operand.value, lang) if operand.value else ""
     if not value and operand.unlike:
         # All a one-sided message says of this side: it is not what the op requires ("index (not int64)").
-        words = _CLASSES.get(operand.unlike)
-        refused = (
-            (words[1] if lang == "zh" else words[0])
-            if words
-            else readable_value(operand.unlike).replace(", ", " 或 " if lang == "zh" else " or ")
+        refused = _class_words(operand.unlike, lang) or readable_value(operand.unlike).replace(
+            ", ", " 或 " if lang == "zh" else " or "
         )
         value = _w("unlike", lang, value=refused)
     label = argument if operand.expression and operand.argument != operand.expression else ""
