@@ -158,6 +158,7 @@ _DTYPES = {
     "long": "int64",
     "long long": "int64",  # C++ type names (Tensor.set_)
     "long int": "int64",
+    "__int64": "int64",  # MSVC's name, in the Windows builds' messages ("desired output type __int64")
     "int": "int32",
     "short": "int16",
     "char": "int8",
