@@ -21,6 +21,7 @@ from typing import Any
 
 from .hints import Hint, find_hints
 from .incident import Incident
+from .literal import fixed_value
 from .owner import Owner, OwnerKind, owner_of
 from .recover import variants
 from .regex import LazyRegex, lazy_regex
@@ -449,7 +450,7 @@ def _tie(
     entered = below is not None  # the line called into the frame below
     binary = _binary(frame.marked or frame.code, entered) or _binary(frame.code, entered)
     if binary is not None:
-        return binary[0], "", (_tied(operands, binary[1]), binary[2])
+        return binary[0], "", (_destination(_tied(operands, binary[1]), ""), binary[2])
     function = below.function if below is not None else ""
     parsed = _call_node(frame.marked or frame.code, function) or _call_node(frame.code, function)
     if parsed is None:
@@ -458,7 +459,7 @@ def _tie(
             return "", "", (operands, "")
         # ``buf[idx] = scores`` is index_put_(buf, (idx,), scores): destination, indices, source.
         roles = {"self": assigned[0], "indices": assigned[1], "source": assigned[2]}
-        return frame.code, "", (tuple(_with_expression(o, roles) for o in operands), "index_put")
+        return frame.code, "", (_destination(tuple(_with_expression(o, roles) for o in operands), ""), "index_put")
     node, source = parsed
 
     def text(part: ast.AST) -> str:
@@ -516,20 +517,19 @@ def _tie(
     return call_text, module, (_destination(_tied(operands, by_role), ""), read_op)
 
 
-_DEVICE_LITERAL = lazy_regex(r"""^(?:torch\.device\()?["'](?P<device>(?:cuda|cpu|mps|xpu|meta)(?::\d+)?)["']\)?$""")
-
-
 def _destination(operands: tuple[Operand, ...], copies_to: str) -> tuple[Operand, ...]:
-    """A device side the message leaves open, read from the line: the device a ``.tolist()`` / ``.cuda()`` copies to,
-    or a device literal (``.to("cuda")``)."""
+    """Sides the message leaves without a value, read from the line: the device a ``.tolist()`` / ``.cuda()`` copies
+    to, or what the tied expression's own code fixes (``.to("cuda")``, ``x.half()``, ``torch.zeros(n, device="cpu")``,
+    :mod:`.literal`)."""
     done = []
     for o in operands:
-        if o.kind == "device" and not o.value and o.expression:
-            literal = _DEVICE_LITERAL.match(o.expression.strip())
-            if copies_to and o.role == "device":
+        # A side the message shows not to have a value (``unlike``) keeps that: a literal against it would mean the tie
+        # is wrong.
+        if not o.value and o.expression and not o.unlike:
+            if copies_to and o.kind == "device" and o.role == "device":
                 o = replace(o, value=copies_to, origin="line")
-            elif literal:
-                o = replace(o, value=literal["device"], origin="line")
+            elif fixed := fixed_value(o.expression, o.kind):
+                o = replace(o, value=fixed, origin="line")
         done.append(o)
     return tuple(done)
 

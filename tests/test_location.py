@@ -732,3 +732,67 @@ def test_a_sum_around_nested_module_calls_is_not_the_op() -> None:
     location = locate(build_incident(LORA_LOCALS))
     assert location is not None
     assert [(readable_value(o.value), o.expression) for o in location.operands] == [("float32", ""), ("bfloat16", "")]
+
+
+@pytest.mark.parametrize(
+    ("expression", "kind", "value"),
+    [
+        ("x.half()", "dtype", "float16"),
+        ("x.half()", "device", ""),
+        ("x.half().cuda()", "device", "cuda"),
+        ("x.half().to(self.device)", "dtype", "float16"),
+        ("x[0].view(-1).float()", "dtype", "float32"),
+        ("x.to(torch.bfloat16)", "dtype", "torch.bfloat16"),
+        ("x.to('cuda:1')", "device", "cuda:1"),
+        ("x.cuda(1)", "device", "cuda:1"),
+        ("x.to(device='cpu', dtype=torch.float16)", "device", "cpu"),
+        ("torch.tensor([1, 2], dtype=torch.long)", "dtype", "torch.long"),
+        ("torch.zeros(3, device=torch.device('cuda', 1))", "device", "cuda:1"),
+        # what the code does not settle: a factory's default, another tensor's dtype, a dtype variable
+        ("torch.zeros(3)", "dtype", ""),
+        ("x.half().to(other)", "dtype", ""),
+        ("x.to(dtype=y.dtype)", "dtype", ""),
+        ("x.to(self.device)", "device", ""),
+        ("pooled", "dtype", ""),
+    ],
+)
+def test_the_value_an_expressions_own_code_fixes(expression: str, kind: str, value: str) -> None:
+    from dtypefix.matcher.literal import fixed_value
+
+    assert fixed_value(expression, kind) == value
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "kb/torch/embedding-indices-not-integer/ccsmeth-57.log",
+        "kb/torch/loss-class-weights-dtype-differs-from-logits/cpu-repro-ce_weight_half_buffer.log",
+        "kb/torch/view-as-complex-on-bf16-tensor/pytorch-95100.log",
+    ],
+)
+def test_a_literal_on_the_line_agrees_with_the_message_where_both_give_the_value(log: str) -> None:
+    """Real output whose message prints the dtype of a side tied to ``kmer.int()`` / ``logits.float()`` /
+    ``torch.rand(32, 2).bfloat16()``: the literal alone gives the same dtype (what it gives when the message is bare)."""
+    from dtypefix.matcher.literal import fixed_value
+
+    path = Path(__file__).resolve().parents[1] / log
+    location = locate(build_incident(path.read_text(encoding="utf-8")))
+    assert location is not None
+    read = [(readable_value(o.value).split(" ")[0], fixed_value(o.expression, o.kind)) for o in location.operands]
+    pairs = [(value, readable_value(fixed)) for value, fixed in read if fixed]
+    assert pairs and all(value == fixed for value, fixed in pairs)
+
+
+def test_a_bare_message_takes_a_sides_value_from_its_literal() -> None:
+    """torch 2.0's "mat1 and mat2 must have the same dtype" prints no dtypes; ``self.score(pooled.half())`` still says
+    what mat1 is, and the weight stays without a value."""
+    log = LINEAR.replace("self.score(pooled)", "self.score(pooled.half())").replace(", but got Float and BFloat16", "")
+    location = locate(build_incident(log))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression, o.origin) for o in location.operands] == [
+        ("mat1", "float16", "pooled.half()", "line"),
+        ("mat2", "", "self.score.weight", "message"),
+    ]
+    assert (
+        _line(format_report(explain(log)), "Operands") == "`pooled.half()` (mat1, float16) · `self.score.weight` (mat2)"
+    )
