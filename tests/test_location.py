@@ -796,3 +796,11 @@ def test_a_bare_message_takes_a_sides_value_from_its_literal() -> None:
     assert (
         _line(format_report(explain(log)), "Operands") == "`pooled.half()` (mat1, float16) · `self.score.weight` (mat2)"
     )
+
+
+def test_item_on_a_meta_tensor_copies_to_the_host() -> None:
+    """kb/family/meta-tensor/qwen25omni-110.log: generate's ``.item()`` on a tensor left on the meta device after
+    accelerate offloaded parameters; item() reads into a Python number, so the destination is the CPU."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "family" / "meta-tensor" / "qwen25omni-110.log"
+    screen = format_report(explain(kb.read_text(encoding="utf-8")))
+    assert _line(screen, "Operands") == "tensor (meta) · destination (cpu)"
