@@ -56,6 +56,12 @@ class Operand:
     unlike: str = ""
     """What the message says this side is not, when it names no value of its own: the dtype or device the op
     requires (``scatter(): Expected dtype int64 for index``: the index is not int64); empty otherwise."""
+    said: str = ""
+    """With ``origin`` ``log``: the words of the log that set ``value`` (``torch_dtype=torch.float16``, ``--fp16``), where
+    the hint read gives them; empty otherwise."""
+    said_at: str = ""
+    """With ``said``: ``file:line`` of the traceback frame whose code shows those words; empty when another line of the
+    log does."""
 
 
 @dataclass(frozen=True)
@@ -191,15 +197,20 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
                 value = tables.scalar_types.get(value, "")
             if spec.get("count") in groups:
                 value = _devices(int(groups[spec["count"]]))
-            origin = "message"
-            hint = next((h for h in hints if h.key == spec.get("hint")), None)
+            origin, said = "message", ""
+            # ``hint``: a key of :mod:`.hints`, or several, the first the log has giving the value.
+            named = spec.get("hint", ())
+            keys: tuple[str, ...] = (named,) if isinstance(named, str) else tuple(named)
+            hint = next((h for key in keys for h in hints if h.key == key), None)
             if not value and hint is not None:
                 # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
                 value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
-                origin = "log"
+                origin, said = "log", hint.said
             # ``unlike``: the value the message requires of this side, which it therefore does not have.
             unlike = "" if value else spec.get("unlike", "").format(**groups)
-            operands.append(Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike)))
+            operands.append(
+                Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike), said=said)
+            )
         return op, _legacy_devices(tuple(operands))
     return "", ()
 
@@ -326,7 +337,17 @@ def _located(
         _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
         if op == "config" or (read and not module):
             tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
-    return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+    return Location(site, not outside, caller, call, module, op or tied[1], _said_at(tied[0], frames), hints)
+
+
+def _said_at(operands: tuple[Operand, ...], frames: list[Frame]) -> tuple[Operand, ...]:
+    """The operands with the frame whose code shows the log words their value was read from (the innermost one:
+    ``from_pretrained(..., torch_dtype=torch.float16)`` in the traceback of a failure while loading)."""
+    done = []
+    for o in operands:
+        frame = next((f for f in reversed(frames) if o.said and o.said in f.code), None)
+        done.append(replace(o, said_at=f"{frame.file}:{frame.line}") if frame is not None else o)
+    return tuple(done)
 
 
 def _index_of(frames: list[Frame], site: Site) -> int:
@@ -682,7 +703,21 @@ def _is_wrapper_call(node: ast.Call) -> bool:
 
 
 _WRAPPERS = frozenset(
-    {"to", "type_as", "float", "half", "bfloat16", "view", "reshape", "transpose", "chunk", "sum", "mean"}
+    {
+        "to",
+        "type_as",
+        "float",
+        "half",
+        "bfloat16",
+        "view",
+        "reshape",
+        "transpose",
+        "chunk",
+        "sum",
+        "mean",
+        "squeeze",
+        "unsqueeze",
+    }
 )
 
 

@@ -234,6 +234,8 @@ def test_json_location_shape() -> None:
         "unlike": None,
         "expression": "self.score.weight",
         "origin": "message",
+        "said": None,
+        "said_at": None,
     }
     assert data["first_step"]["en"].startswith("make both sides one dtype")
 
@@ -384,6 +386,15 @@ def test_augmented_assignment_writes_into_its_target() -> None:
          "offload", "cpu", ""),
         ("WARNING:accelerate.big_modeling:You shouldn't move a model that is dispatched using accelerate hooks.",
          "dispatched-model-moved", "device_map", ""),
+        # The dtype a model is loaded or run in, as real logs set it: a traceback's from_pretrained line
+        # (kb/peft/quantized-model-spilled-to-cpu-or-disk/llama-chinese-123.log), an arguments repr
+        # (kb/accelerate/trainer-apex-fp16-backend-without-apex-amp/apex-4.57.6.log), a launcher's flags
+        # (kb/frameworks/deepseek-moe-remote-code-index-put-dtype/lf-2639.log, tests/blind28b/llava-774).
+        ("model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path,device_map='auto',"
+         "torch_dtype=torch.float16,load_in_8bit=True)", "model-dtype", "float16", ""),
+        ('args = TrainingArguments(output_dir="out", fp16=True, half_precision_backend="apex")', "model-dtype",
+         "float16", ""),
+        ("    --fp16 True \\", "model-dtype", "float16", ""),
     ],
 )  # fmt: skip
 def test_more_hints(line: str, key: str, value: str, other_value: str) -> None:
@@ -804,3 +815,74 @@ def test_item_on_a_meta_tensor_copies_to_the_host() -> None:
     kb = Path(__file__).resolve().parents[1] / "kb" / "family" / "meta-tensor" / "qwen25omni-110.log"
     screen = format_report(explain(kb.read_text(encoding="utf-8")))
     assert _line(screen, "Operands") == "tensor (meta) · destination (cpu)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python train.py --fp16 False",  # a flag switched off
+        "x = torch.zeros(3, dtype=torch.float16)",  # a tensor's dtype, not the model's
+        # two models in two dtypes: the log sets neither
+        "a = A.from_pretrained(p, torch_dtype=torch.float16)\nb = B.from_pretrained(q, torch_dtype=torch.bfloat16)",
+    ],
+)
+def test_no_model_dtype_where_the_log_does_not_set_one(text: str) -> None:
+    assert [h for h in find_hints(text) if h.key == "model-dtype"] == []
+
+
+def _sampling(setting: str) -> str:
+    """tests/blind32a/gptq-for-llama-36 (a real sampling failure in transformers' ``sample``), its first line replaced
+    by another command line."""
+    log = _sample_log("blind32a/gptq-for-llama-36")
+    return setting + "\n" + log.split("\n", 1)[1]
+
+
+def test_sampling_names_the_probabilities_and_the_precision_the_log_sets() -> None:
+    """``torch.multinomial(probs, ...)``: the probabilities are its first argument; the message names no dtype, and the
+    precision the command line sets is shown with its words."""
+    log = _sampling("python llama_inference.py decapoda-research/llama-7b-hf --fp16 --text 'this is llama'")
+    en, zh = format_report(explain(log), "en"), format_report(explain(log), "zh")
+    assert _line(en, "Operands") == "`probs` (probabilities) · precision (float16, from `--fp16` in the log)"
+    assert _line(zh, "两侧张量") == "`probs`（概率张量） · 精度设置（float16，来自日志里的 `--fp16`）"
+    # shown through the side it gives a value to, not again as a log hint
+    assert not _line(en, "Seen in the log")
+    operand = location_json(explain(log).location)["operands"][1]  # type: ignore[index]
+    assert (operand["said"], operand["said_at"], operand["origin"]) == ("--fp16", None, "log")
+
+
+def test_sampling_without_a_precision_in_the_log_says_so() -> None:
+    screen = format_report(explain(_sample_log("blind32a/gptq-for-llama-36")), "en")
+    assert _line(screen, "Operands") == "`probs` (probabilities) · precision (not in the log)"
+
+
+def test_a_setting_on_a_traceback_line_is_shown_at_that_line() -> None:
+    """The from_pretrained line of kb/peft/quantized-model-spilled-to-cpu-or-disk/llama-chinese-123.log as the outer
+    frame of a sampling failure: the setting is shown at its file and line."""
+    frame = (
+        'Traceback (most recent call last):\n  File "C:\\Llama2-Chinese\\examples\\chat_gradio.py", line 86, in <module>\n'
+        "    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path,device_map='auto',"
+        "torch_dtype=torch.float16,load_in_8bit=True)\n"
+    )
+    log = _sample_log("blind32a/gptq-for-llama-36").replace("Traceback (most recent call last):\n", frame)
+    location = explain(log).location
+    assert location is not None
+    assert location.operands[1].said_at.endswith("chat_gradio.py:86")
+    assert _line(format_report(explain(log), "en"), "Operands") == (
+        "`probs` (probabilities) · precision (float16, from `torch_dtype=torch.float16` at `chat_gradio.py:86`)"
+    )
+
+
+def test_the_bench_counts_a_value_shown_with_where_it_was_set() -> None:
+    """bench/where_eval.py reads the Operands line: a value followed by its source, and code in brackets, count."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "where_eval.py"
+    spec = importlib.util.spec_from_file_location("where_eval", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up by name
+    spec.loader.exec_module(bench)
+    assert bench._sides("`probs` (probabilities) · precision (float16, from `--fp16` in the log)") == 1
+    assert bench._sides("`x.half()` (mat1, float16) · precision (bfloat16, from `bf16=True` at `run.py:3`)") == 2
+    assert bench._sides("`probs` (probabilities) · precision (not in the log)") == 0
