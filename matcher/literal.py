@@ -10,6 +10,7 @@ indexing, ``.cuda()`` for a dtype): ``x.half().to(other)`` says nothing, since `
 from __future__ import annotations
 
 import ast
+import re
 
 __all__ = ["fixed_value"]
 
@@ -72,6 +73,11 @@ _FACTORIES = frozenset(
     }
 )
 _DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")
+# torch's dtype attributes, their aliases included (``torch.half``, ``torch.long``).
+_TORCH_DTYPE = re.compile(
+    r"(?:b?float(?:16|32|64)?|float8_\w+|half|double|long|int(?:8|16|32|64)?|short|uint(?:8|16|32|64)|complex(?:32|64|128)"
+    r"|cfloat|cdouble|bool)"
+)
 
 
 def fixed_value(expression: str, kind: str) -> str:
@@ -119,7 +125,7 @@ def _step(call: ast.Call, name: str, kind: str) -> ast.expr | str | None:
     if name in ("to", "type"):
         # ``.to(device)``, ``.to(dtype)``, ``.to(device, dtype)``, ``.to(other)``: each argument is read as one kind,
         # with its literal value or none (``self.device``), or the step may change either kind.
-        found: dict[str, str | None] = {}
+        found: dict[str, str] = {}
         for argument in call.args:
             read = _kind_of(argument)
             if read is None:
@@ -163,11 +169,10 @@ def _keyword(call: ast.Call, kind: str) -> str:
 
 def _dtype(node: ast.expr) -> str:
     """``torch.float16`` as written; empty for anything else."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
-        name = node.attr
-        if name in _DTYPE_METHODS or name.startswith(("float", "bfloat", "int", "uint", "complex", "bool")):
-            return f"torch.{name}"
-    return ""
+    torch = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch"
+    return (
+        f"torch.{node.attr}" if torch and isinstance(node, ast.Attribute) and _TORCH_DTYPE.fullmatch(node.attr) else ""
+    )
 
 
 def _device(node: ast.expr) -> str:

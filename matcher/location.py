@@ -337,15 +337,17 @@ def _located(
         _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
         if op == "config" or (read and not module):
             tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
-    return Location(site, not outside, caller, call, module, op or tied[1], _said_at(tied[0], frames), hints)
+    operands = _said_at(tied[0], frames, hints)
+    return Location(site, not outside, caller, call, module, op or tied[1], operands, hints)
 
 
-def _said_at(operands: tuple[Operand, ...], frames: list[Frame]) -> tuple[Operand, ...]:
-    """The operands with the frame whose code shows the log words their value was read from (the innermost one:
+def _said_at(operands: tuple[Operand, ...], frames: list[Frame], hints: tuple[Hint, ...]) -> tuple[Operand, ...]:
+    """The operands with the frame whose code is the log line their value was read from (the innermost one:
     ``from_pretrained(..., torch_dtype=torch.float16)`` in the traceback of a failure while loading)."""
     done = []
     for o in operands:
-        frame = next((f for f in reversed(frames) if o.said and o.said in f.code), None)
+        lines = {h.line for h in hints if o.said and h.said == o.said}
+        frame = next((f for f in reversed(frames) if f.code.strip()[:400] in lines), None)
         done.append(replace(o, said_at=f"{frame.file}:{frame.line}") if frame is not None else o)
     return tuple(done)
 
