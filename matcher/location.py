@@ -52,7 +52,8 @@ class Operand:
     origin: str = "message"
     """Where ``value`` was read: ``message`` (the error itself, or what the op requires), ``warning`` (a warning
     printed at the same line with a wording of ``census/operands.yaml``), ``log`` (a log line of :mod:`.hints`) or
-    ``line`` (a literal on the failing line, ``.to("cuda")``)."""
+    ``line`` (a literal on the failing line, ``.to("cuda")``, or what the tied expression's own code fixes,
+    ``x.half()``: :mod:`.literal`)."""
     unlike: str = ""
     """What the message says this side is not, when it names no value of its own: the dtype or device the op
     requires (``scatter(): Expected dtype int64 for index``: the index is not int64); empty otherwise."""
