@@ -264,6 +264,8 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "found": ("found", "实际的类型"),
     "result": ("result", "运算结果"),
     "output": ("output", "输出张量"),
+    "output tensor": ("output tensor", "输出张量"),
+    "input tensor": ("input tensor", "输入张量"),
     "tensor": ("tensor", "张量"),
     "indexed tensor": ("indexed tensor", "被索引的张量"),
     "destination": ("destination", "目标"),

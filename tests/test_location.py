@@ -886,3 +886,15 @@ def test_the_bench_counts_a_value_shown_with_where_it_was_set() -> None:
     assert bench._sides("`probs` (probabilities) · precision (float16, from `--fp16` in the log)") == 1
     assert bench._sides("`x.half()` (mat1, float16) · precision (bfloat16, from `bf16=True` at `run.py:3`)") == 2
     assert bench._sides("`probs` (probabilities) · precision (not in the log)") == 0
+
+
+def test_an_allgather_of_two_types_names_the_output_and_input_tensors() -> None:
+    """kb/deepspeed/zero3-allgather-params-of-mixed-dtypes/firefly-127.log: DeepSpeed's ``all_gather_into_tensor`` hands
+    ``output_tensor=output_tensor`` on; the message names neither dtype, and the input is on a line the paste cut."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "deepspeed" / "zero3-allgather-params-of-mixed-dtypes"
+    location = locate(build_incident((kb / "firefly-127.log").read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("output tensor", "", "output_tensor"),
+        ("input tensor", "", ""),
+    ]
