@@ -169,10 +169,9 @@ def _keyword(call: ast.Call, kind: str) -> str:
 
 def _dtype(node: ast.expr) -> str:
     """``torch.float16`` as written; empty for anything else."""
-    torch = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch"
-    return (
-        f"torch.{node.attr}" if torch and isinstance(node, ast.Attribute) and _TORCH_DTYPE.fullmatch(node.attr) else ""
-    )
+    if not isinstance(node, ast.Attribute) or not _TORCH_DTYPE.fullmatch(node.attr):
+        return ""
+    return f"torch.{node.attr}" if isinstance(node.value, ast.Name) and node.value.id == "torch" else ""
 
 
 def _device(node: ast.expr) -> str:
