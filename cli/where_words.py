@@ -136,6 +136,10 @@ _WORDS: dict[str, tuple[str, str]] = {
         "accelerate warned that a model placed by a device map was moved with `.to()` / `.cuda()`",
         "accelerate 提示：按 device_map 分派好的模型又被 `.to()` / `.cuda()` 移动了",
     ),
+    "hint.torch-npu": (
+        "torch_npu is loaded: this torch runs on Ascend NPUs ({value}), not CUDA",
+        "加载了 torch_npu：这个 torch 跑在昇腾 NPU（{value}）上，不是 CUDA",
+    ),
     "origin.warning": ("from the warning at this line", "来自这一行先打印的警告"),
     "origin.log": ("from the log", "来自日志"),
 }
@@ -159,16 +163,26 @@ _DTYPES = {
     "double": "float64",
     "float64": "float64",
     "long": "int64",
-    "long long": "int64",  # C++ type names (Tensor.set_)
+    "long long": "int64",  # C++ type names (Tensor.set_; MSVC prints __int64)
     "long int": "int64",
-    "__int64": "int64",  # MSVC's name, in the Windows builds' messages ("desired output type __int64")
+    "__int64": "int64",
     "int": "int32",
     "short": "int16",
     "char": "int8",
+    "signed char": "int8",
     "byte": "uint8",
     "unsigned char": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "unsigned __int64": "uint64",
     "bool": "bool",
+    "complexhalf": "complex32",
+    "complexfloat": "complex64",
+    "complexdouble": "complex128",
     # Triton's names
+    "fp8": "float8",
+    "float8": "float8",
     "fp16": "float16",
     "fp32": "float32",
     "fp64": "float64",
@@ -184,14 +198,28 @@ _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 # The separators of a printed list: ``['half', 'float16']``'s commas, "float16, bfloat16, or float32", "uint8 or bfloat16".
 _LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+")
-_TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
+# MSVC's and c10's prefixes of a C++ type name: ``struct c10::Half``, ``c10::BFloat16``, ``at::Half``.
+_CXX_PREFIX = re.compile(r"^(?:struct\s+)?(?:c10::|at::)")
+_TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU|MPS|XPU)(?P<name>\w+?)Type$")
+
+
+# Values that are a class of dtypes, not one dtype: words for them.
+_CLASSES: dict[str, tuple[str, str]] = {
+    "floating point": ("a floating-point dtype", "浮点 dtype"),
+    "floating point or complex": ("a floating-point or complex dtype", "浮点或复数 dtype"),
+    "bool or floating point": ("bool or a floating-point dtype", "bool 或浮点 dtype"),
+    "16/32-bit floats": ("16/32-bit floats", "16/32 位浮点"),
+}
 
 
 def readable_value(value: str) -> str:
     """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
     (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); Ascend CANN's ``DT_BFLOAT16`` and its lists
     (``DT_FLOAT16,DT_FLOAT,``) as torch's names, as other comma-separated lists (``Half,Float,Double``); devices stay
-    as printed."""
+    as printed. A C++ spelling (``struct c10::Half``, MSVC's ``__int64``) is read as the dtype it names."""
+    value = _CXX_PREFIX.sub("", value)
+    if value in _CLASSES:  # a class of dtypes ("floating point or complex"), not a list
+        return value
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
@@ -287,9 +315,27 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
     "supported dtypes": ("supported dtypes", "支持的 dtype"),
     "supported devices": ("supported devices", "支持的设备"),
+    "device asked for": ("device asked for", "要用的设备"),
+    "torch build": ("torch build", "torch 的构建"),
+    "installed torch": ("installed torch", "安装的 torch"),
+    "dtype asked for": ("dtype asked for", "要用的 dtype"),
+    "flat parameter": ("FSDP's flat parameter", "FSDP 的扁平参数"),
+    "recipe": ("precision recipe", "精度方案"),
+    "Triton kernel": ("Triton kernel", "Triton 内核"),
+    "default dtype": ("default dtype", "默认 dtype"),
+    "quantization": ("quantization", "量化方式"),
     "then block": ("then branch", "if 分支"),
     "else block": ("else branch", "else 分支"),
 }
+
+
+def _value_words(value: str, lang: str) -> str:
+    """A value as the reader's language says it: a class of dtypes in words, a dtype or device by torch's name."""
+    words = _CLASSES.get(value)
+    if words is not None:
+        return words[1] if lang == "zh" else words[0]
+    readable = readable_value(value)
+    return readable.replace(", ", "、") if lang == "zh" else readable  # a list, as Chinese lists it
 
 
 def _argument(argument: str, lang: str) -> str:
@@ -309,12 +355,15 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         if operand.argument in _ARGUMENTS
         else f"`{argument}`"
     )
-    value = readable_value(operand.value) if operand.value else ""
-    if lang == "zh":
-        value = value.replace(", ", "、")  # a list of dtypes or devices, as Chinese lists them
+    value = _value_words(operand.value, lang) if operand.value else ""
     if not value and operand.unlike:
         # All a one-sided message says of this side: it is not what the op requires ("index (not int64)").
-        refused = readable_value(operand.unlike).replace(", ", " 或 " if lang == "zh" else " or ")
+        words = _CLASSES.get(operand.unlike)
+        refused = (
+            (words[1] if lang == "zh" else words[0])
+            if words
+            else readable_value(operand.unlike).replace(", ", " 或 " if lang == "zh" else " or ")
+        )
         value = _w("unlike", lang, value=refused)
     label = argument if operand.expression and operand.argument != operand.expression else ""
     said = _said(operand, lang)

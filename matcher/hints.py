@@ -25,6 +25,7 @@ HINT_KEYS = (
     "accelerate-precision",
     "process-group-backend",
     "dispatched-model-moved",
+    "torch-npu",
     "model-dtype",
 )
 """Every kind of hint this module reads (the renderers word each; the JSON schema lists them)."""
@@ -73,6 +74,10 @@ _BACKEND = lazy_regex(r"\bProcessGroup(?P<pg>NCCL|Gloo)\b|\bbackend\s*=\s*[\"']?
 _DEVICE_OF_BACKEND = {"nccl": "cuda", "gloo": "cpu"}
 # accelerate's big_modeling wraps .to()/.cuda() of a model dispatched with a device map.
 _DISPATCHED_MOVE = lazy_regex(r"You shouldn't move a model that is dispatched using accelerate hooks")
+# Ascend's plugin imported or in a frame's path: this torch (a CPU build) runs on NPUs through torch_npu, not CUDA.
+_TORCH_NPU = lazy_regex(
+    r"\bimport torch_npu\b|\bimport torch, torch_npu\b|[\\/](?:site|dist)-packages[\\/]torch_npu[\\/]"
+)
 # The dtype a model is loaded or run in, as code or a command line sets it: transformers' ``torch_dtype=`` (``dtype=``
 # from 4.56) in a ``from_pretrained`` call, HF-style ``--fp16`` / ``--bf16`` flags (not followed by False) and the
 # ``fp16=True`` / ``bf16=True`` of an arguments repr. A log that sets two different ones names none (:func:`find_hints`).
@@ -86,7 +91,7 @@ _FLAG_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "half": "float16", "float
 _ANY = lazy_regex(
     r"whereas the model is on|silently casted in float32|offloaded to the|dispatched on the CPU|MixedPrecision"
     r"|_enabled \.|Mixed precision type: |ProcessGroup(?:NCCL|Gloo)|backend\s*=|dispatched using accelerate hooks"
-    r"|dtype\s*=|--fp16|--bf16|fp16\s*=\s*True|bf16\s*=\s*True"
+    r"|torch_npu|dtype\s*=|--fp16|--bf16|fp16\s*=\s*True|bf16\s*=\s*True"
 )
 # Kinds whose lines must agree: a log that loads one model in float16 and another in bfloat16 says neither.
 _ONE_VALUE = frozenset({"model-dtype"})
@@ -127,6 +132,8 @@ def _read(line: str) -> list[Hint]:
         hints.append(Hint("process-group-backend", "process group", device, "backend", backend, line))
     if _DISPATCHED_MOVE.search(line):
         hints.append(Hint("dispatched-model-moved", "model", "device_map", line=line))
+    if _TORCH_NPU.search(line):
+        hints.append(Hint("torch-npu", "torch", "npu", line=line))
     if match := _MODEL_DTYPE.search(line):
         name = next(v for v in match.groupdict().values() if v)
         said = match[0].strip()

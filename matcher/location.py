@@ -28,7 +28,17 @@ from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
 from .traceback import ErrorLine, ForwardTrace, Frame, Stack, find_forward_traces
 
-__all__ = ["ORIGINS", "Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+__all__ = [
+    "ORIGINS",
+    "Location",
+    "Operand",
+    "OperandRule",
+    "Site",
+    "c10_spelling",
+    "load_rules",
+    "locate",
+    "read_operands",
+]
 
 
 ORIGINS = ("message", "warning", "log", "line")
@@ -129,6 +139,8 @@ class _Rules:
     """Methods that copy a tensor to a fixed device (``tolist`` -> ``cpu``): the destination side of a copy."""
     scalar_types: dict[str, str]
     """``c10::ScalarType`` names by number, for messages that print the number."""
+    kernels: dict[str, str]
+    """The device of a dispatch name that says none (``add_stub`` -> ``cpu``)."""
 
 
 @functools.cache
@@ -153,7 +165,8 @@ def load_rules() -> _Rules:
     }
     copies_to = dict(data.get("copies_to", {}))
     scalar_types = {str(k): v for k, v in data.get("scalar_types", {}).items()}
-    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types)
+    kernels = dict(data.get("kernels", {}))
+    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types, kernels)
 
 
 _PREFIX = lazy_regex(r"^(?:struct\s+)?(?:c10::|at::)")
@@ -169,11 +182,38 @@ def _clean(value: str) -> str:
     return value
 
 
+# C++ spellings of scalar types that take more than one word or a compiler's own name (``typeid`` of ``int64_t`` is
+# ``long int`` with GCC, ``__int64`` with MSVC), as c10 names them, so that a rule reading one word reads them whole.
+_CXX_TYPES = lazy_regex(
+    r"\b(?:unsigned (?:__int64|long long|long int|long)|long long int|long long|long int|__int64|unsigned char"
+    r"|signed char|unsigned short|short int|unsigned int)\b"
+)
+_CXX_NAMES = {
+    "unsigned char": "Byte",
+    "signed char": "Char",
+    "unsigned short": "UInt16",
+    "short int": "Short",
+    "unsigned int": "UInt32",
+}
+
+
+def c10_spelling(message: str) -> str:
+    """The message with its C++ type names as c10 names them (``unsigned char`` -> ``Byte``)."""
+    return _CXX_TYPES.sub(_cxx_name, message)
+
+
+def _cxx_name(match: re.Match[str]) -> str:
+    text = match[0]
+    return _CXX_NAMES.get(text) or ("UInt64" if text.startswith("unsigned") else "Long")
+
+
 def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tuple[Operand, ...]]:
     """``(op, operands)`` that a message names, by the first rule of ``census/operands.yaml`` that reads it.
 
     A side the message leaves without a value takes it from the log line of ``hints`` its rule names (the backend
-    of a process group, printed before a collective fails)."""
+    of a process group, printed before a collective fails). C++ type names are read as c10's (``__int64`` and
+    ``long int`` as ``Long``, ``unsigned char`` as ``Byte``)."""
+    message = c10_spelling(message)
     tables = load_rules()
     for rule in tables.rules:
         found = rule.pattern.search(message)
@@ -198,12 +238,14 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
                 value = tables.scalar_types.get(value, "")
             if spec.get("count") in groups:
                 value = _devices(int(groups[spec["count"]]))
+            if spec.get("kernel") in groups:
+                value = tables.kernels.get(groups[spec["kernel"]], "")
             origin, said = "message", ""
             # ``hint``: a key of :mod:`.hints`, or several, the first the log has giving the value.
             named = spec.get("hint", ())
             keys: tuple[str, ...] = (named,) if isinstance(named, str) else tuple(named)
             hint = next((h for key in keys for h in hints if h.key == key), None)
-            if not value and hint is not None:
+            if hint is not None and (not value or "group" not in spec):
                 # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
                 value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
                 origin, said = "log", hint.said
@@ -221,15 +263,18 @@ def _devices(count: int) -> str:
     return ",".join(f"cuda:{i}" for i in range(count)) or "cpu"
 
 
-_LEGACY_TYPE = lazy_regex(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
+_LEGACY_TYPE = lazy_regex(
+    r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU|MPS|XPU)(?P<b>\w+?)Type)$"
+)
 
 
 def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
-    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` is one dtype on two devices: report the devices."""
+    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` (``MPSBFloat16Type`` against ``CPUBFloat16Type``) is one
+    dtype on two devices: report the devices."""
     parsed = [_LEGACY_TYPE.match(o.value) for o in operands]
     if len(parsed) != 2 or not all(parsed):
         return operands
-    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] or m["device"] == "CUDA" else "cpu") for m in parsed if m]
+    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] else (m["device"] or "cpu").lower()) for m in parsed if m]
     if kinds[0][0] != kinds[1][0] or kinds[0][1] == kinds[1][1]:
         return operands
     return tuple(replace(o, kind="device", value=k[1]) for o, k in zip(operands, kinds, strict=True))
@@ -338,8 +383,19 @@ def _located(
         _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
         if op == "config" or (read and not module):
             tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
-    operands = _said_at(tied[0], frames, hints)
+    operands = _said_at(_spelled(tied[0], site.code), frames, hints)
     return Location(site, not outside, caller, call, module, op or tied[1], operands, hints)
+
+
+def _spelled(operands: tuple[Operand, ...], code: str) -> tuple[Operand, ...]:
+    """A dtype asked for that the line spells out (``torch.finfo(torch.float8_e4m3fn)``): that spelling is its
+    expression."""
+    return tuple(
+        replace(o, expression=f"torch.{o.value}")
+        if o.role == "dtype" and not o.expression and o.value and re.search(rf"\btorch\.{re.escape(o.value)}\b", code)
+        else o
+        for o in operands
+    )
 
 
 def _said_at(operands: tuple[Operand, ...], frames: list[Frame], hints: tuple[Hint, ...]) -> tuple[Operand, ...]:
@@ -526,7 +582,10 @@ def _tie(
     else:
         key = name.rstrip("_")
         positional = tables.calls.get(key, ())
-        qualified = receiver is not None and receiver.split(".")[0] in _NAMESPACES
+        # ``torch.matmul(a, b)``, ``F.linear(...)``: a namespace; ``nn.Linear(16, 4).to(device)``: a value built there
+        qualified = (
+            receiver is not None and bool(re.fullmatch(r"[\w.]+", receiver)) and receiver.split(".")[0] in _NAMESPACES
+        )
         read_op = key if positional else ""
         if positional and receiver is not None and not qualified:
             by_role[positional[0]] = receiver

@@ -898,3 +898,35 @@ def test_an_allgather_of_two_types_names_the_output_and_input_tensors() -> None:
         ("output tensor", "", "output_tensor"),
         ("input tensor", "", ""),
     ]
+
+
+def test_a_call_on_a_constructed_value_is_a_method_call() -> None:
+    """``nn.Linear(16, 4).to(device)`` (recordings/h100-2026-11, dev_invalid_device_ordinal): the receiver is a module
+    built with ``nn.``, not the ``nn`` namespace, so ``device`` is the device argument of ``to``."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/run.py", line 6, in <module>\n'
+        "    model = nn.Linear(16, 4).to(device)\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1384, in to\n'
+        "    return self._apply(convert)\n"
+        "torch.AcceleratorError: CUDA error: invalid device ordinal\n"
+    )
+    location = locate(build_incident(log))
+    assert location is not None
+    assert [(o.expression, o.value) for o in location.operands] == [("device", "cuda"), ("", "")]
+
+
+def test_a_dtype_the_line_spells_is_tied_to_it() -> None:
+    """tests/blind29a/sglang-5869: ``torch.finfo(torch.float8_e4m3fn)`` on a torch that predates the dtype."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.10/site-packages/sglang/srt/utils.py", line 119, in <module>\n'
+        "    FP8_E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max\n"
+        "AttributeError: module 'torch' has no attribute 'float8_e4m3fn'\n"
+    )
+    location = locate(build_incident(log))
+    assert location is not None
+    assert [(o.argument, o.expression, o.value) for o in location.operands] == [
+        ("dtype asked for", "torch.float8_e4m3fn", "float8_e4m3fn"),
+        ("installed torch", "", ""),
+    ]
