@@ -60,6 +60,9 @@ _WORDS: dict[str, tuple[str, str]] = {
     "module": ("module `{name}`", "模块 `{name}`"),
     "weight_of": ("the weight of `{module}`", "`{module}` 的权重"),
     "untied": ("not on the line", "这一行看不出是哪个表达式"),
+    "unset": ("not in the log", "日志里没有"),
+    "said.at": ("from `{said}` at `{at}`", "来自 `{at}` 的 `{said}`"),
+    "said.log": ("from `{said}` in the log", "来自日志里的 `{said}`"),
     "unlike": ("not {value}", "不是 {value}"),
     "fix.user.cast": (
         "make both sides one dtype at `{site}`: `{cast}`, or run that call under `torch.autocast`.",
@@ -291,6 +294,8 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "found": ("found", "实际的类型"),
     "result": ("result", "运算结果"),
     "output": ("output", "输出张量"),
+    "output tensor": ("output tensor", "输出张量"),
+    "input tensor": ("input tensor", "输入张量"),
     "tensor": ("tensor", "张量"),
     "indexed tensor": ("indexed tensor", "被索引的张量"),
     "destination": ("destination", "目标"),
@@ -305,6 +310,8 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "this machine": ("this machine", "本机"),
     "model": ("model", "模型"),
     "model dtype": ("model dtype", "模型 dtype"),
+    "precision": ("precision", "精度设置"),
+    "probabilities": ("probabilities", "概率张量"),
     "training precision": ("training precision", "训练精度"),
     "dtype support list": ("dtypes the operator takes", "算子支持的 dtype"),
     "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
@@ -361,15 +368,37 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         )
         value = _w("unlike", lang, value=refused)
     label = argument if operand.expression and operand.argument != operand.expression else ""
-    source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""
+    said = _said(operand, lang)
+    shown = origin and operand.origin in ("warning", "log") and not said
+    source = _w(f"origin.{operand.origin}", lang) if shown else ""
     comma = "，" if lang == "zh" else ", "
-    details = comma.join(p for p in (label, source, value) if p)
-    # A side the op requires (int64 class indices) is no expression of the line: nothing is missing there.
-    if not operand.expression and operand.role != "required" and location.site is not None and not location.in_torch:
+    details = comma.join(p for p in (label, source, value, said) if p)
+    if operand.role == "setting" and not operand.value:
+        # A setting only the log could give (the dtype a model runs in): it gave none.
+        details = comma.join(p for p in (details, _w("unset", lang)) if p)
+    # A side the op requires (int64 class indices) is no expression of the line: nothing is missing there; nor is a
+    # setting, which is no expression of any line.
+    elif (
+        not operand.expression
+        and operand.role not in ("required", "setting")
+        and location.site is not None
+        and not location.in_torch
+    ):
         details = comma.join(p for p in (details, _w("untied", lang)) if p)
     sep = "（" if lang == "zh" else " ("
     end = "）" if lang == "zh" else ")"
     return f"{name}{sep}{details}{end}" if details else name
+
+
+def _said(operand: Operand, lang: str) -> str:
+    """Where a value read from the log was set: the words, and the traceback line that shows them."""
+    if not operand.said:
+        return ""
+    said = operand.said.replace("`", "'")
+    if operand.said_at:
+        file, _, line = operand.said_at.rpartition(":")
+        return _w("said.at", lang, said=said, at=f"{_short(file)}:{line}")
+    return _w("said.log", lang, said=said)
 
 
 def where_lines(location: Location | None, lang: str, *, family: bool = True, cut: bool = False) -> list[str]:
@@ -400,17 +429,17 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
         block.append(f"{_label('where', lang)} {where}")
     if location.operands and (family or (site is not None and any(o.expression or o.value for o in location.operands))):
         # Every value read from one warning or log line: say so once, after the sides.
-        origins = {o.origin for o in location.operands if o.value}
+        origins = {o.origin for o in location.operands if o.value and not o.said}
         common = next(iter(origins)) if len(origins) == 1 and origins <= {"warning", "log"} else ""
         shown = " · ".join(_operand(o, location, lang, origin=not common) for o in location.operands)
         if common:
             said = _w(f"origin.{common}", lang)
             shown += f"（均{said}）" if lang == "zh" else f" — {said}"
         block.append(f"{_label('operands', lang)} {shown}")
-    if location.hints:
+    seen = [h for h in location.hints if h.key not in _QUIET]
+    if seen:
         said = ("；" if lang == "zh" else "; ").join(
-            _w(_hint_key(h), lang, value=_hint_value(h.value, lang), other_value=h.other_value)
-            for h in location.hints[:2]
+            _w(_hint_key(h), lang, value=_hint_value(h.value, lang), other_value=h.other_value) for h in seen[:2]
         )
         block.append(f"{_label('seen', lang)} {said}")
     if block:
@@ -420,6 +449,11 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
     if first:
         lines += [f"{_label('first', lang)} {first}", ""]
     return lines
+
+
+# Hints shown only through the side they give a value to: the dtype a model is loaded in is set in most logs of
+# model code, and is news only where a side takes it.
+_QUIET = frozenset({"model-dtype"})
 
 
 def _caller_words(caller: Site, lang: str) -> str:
@@ -510,7 +544,20 @@ def _moved(location: Location) -> tuple[Operand, Operand] | None:
 # Sides that are no tensor one could call ``.to()`` on: a process group, a Python scalar, what the op requires, a
 # setting, a result the op computes.
 _NOT_TENSORS = frozenset(
-    {"group", "required", "device", "device_ids", "mesh", "config", "value", "result", "numpy", "fp16", "bf16"}
+    {
+        "group",
+        "required",
+        "setting",
+        "device",
+        "device_ids",
+        "mesh",
+        "config",
+        "value",
+        "result",
+        "numpy",
+        "fp16",
+        "bf16",
+    }
 )
 
 
@@ -608,6 +655,8 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
                 "unlike": readable_value(o.unlike) if o.unlike else None,
                 "expression": o.expression or None,
                 "origin": o.origin,
+                "said": o.said or None,
+                "said_at": o.said_at or None,
             }
             for o in location.operands
         ],
@@ -667,6 +716,16 @@ def location_schema() -> dict[str, Any]:
             },
             "expression": text,
             "origin": {"enum": list(ORIGINS)},
+            "said": {
+                **text,
+                "description": "Added within 1.2: with origin log, the words of the log that set the value "
+                "(torch_dtype=torch.float16, --fp16), where the log line read gives them.",
+            },
+            "said_at": {
+                **text,
+                "description": "Added within 1.2: with said, file:line of the traceback frame whose code shows "
+                "those words; null when another line of the log does.",
+            },
         },
     }
     hint = {

@@ -21,6 +21,7 @@ from typing import Any
 
 from .hints import Hint, find_hints
 from .incident import Incident
+from .literal import fixed_value
 from .owner import Owner, OwnerKind, owner_of
 from .recover import variants
 from .regex import LazyRegex, lazy_regex
@@ -61,10 +62,17 @@ class Operand:
     origin: str = "message"
     """Where ``value`` was read: ``message`` (the error itself, or what the op requires), ``warning`` (a warning
     printed at the same line with a wording of ``census/operands.yaml``), ``log`` (a log line of :mod:`.hints`) or
-    ``line`` (a literal on the failing line, ``.to("cuda")``)."""
+    ``line`` (a literal on the failing line, ``.to("cuda")``, or what the tied expression's own code fixes,
+    ``x.half()``: :mod:`.literal`)."""
     unlike: str = ""
     """What the message says this side is not, when it names no value of its own: the dtype or device the op
     requires (``scatter(): Expected dtype int64 for index``: the index is not int64); empty otherwise."""
+    said: str = ""
+    """With ``origin`` ``log``: the words of the log that set ``value`` (``torch_dtype=torch.float16``, ``--fp16``), where
+    the hint read gives them; empty otherwise."""
+    said_at: str = ""
+    """With ``said``: ``file:line`` of the traceback frame whose code shows those words; empty when another line of the
+    log does."""
 
 
 @dataclass(frozen=True)
@@ -232,15 +240,20 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
                 value = _devices(int(groups[spec["count"]]))
             if spec.get("kernel") in groups:
                 value = tables.kernels.get(groups[spec["kernel"]], "")
-            origin = "message"
-            hint = next((h for h in hints if h.key == spec.get("hint")), None)
+            origin, said = "message", ""
+            # ``hint``: a key of :mod:`.hints`, or several, the first the log has giving the value.
+            named = spec.get("hint", ())
+            keys: tuple[str, ...] = (named,) if isinstance(named, str) else tuple(named)
+            hint = next((h for key in keys for h in hints if h.key == key), None)
             if hint is not None and (not value or "group" not in spec):
                 # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
                 value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
-                origin = "log"
+                origin, said = "log", hint.said
             # ``unlike``: the value the message requires of this side, which it therefore does not have.
             unlike = "" if value else spec.get("unlike", "").format(**groups)
-            operands.append(Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike)))
+            operands.append(
+                Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike), said=said)
+            )
         return op, _legacy_devices(tuple(operands))
     return "", ()
 
@@ -370,7 +383,8 @@ def _located(
         _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
         if op == "config" or (read and not module):
             tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
-    return Location(site, not outside, caller, call, module, op or tied[1], _spelled(tied[0], site.code), hints)
+    operands = _said_at(_spelled(tied[0], site.code), frames, hints)
+    return Location(site, not outside, caller, call, module, op or tied[1], operands, hints)
 
 
 def _spelled(operands: tuple[Operand, ...], code: str) -> tuple[Operand, ...]:
@@ -382,6 +396,17 @@ def _spelled(operands: tuple[Operand, ...], code: str) -> tuple[Operand, ...]:
         else o
         for o in operands
     )
+
+
+def _said_at(operands: tuple[Operand, ...], frames: list[Frame], hints: tuple[Hint, ...]) -> tuple[Operand, ...]:
+    """The operands with the frame whose code is the log line their value was read from (the innermost one:
+    ``from_pretrained(..., torch_dtype=torch.float16)`` in the traceback of a failure while loading)."""
+    done = []
+    for o in operands:
+        lines = {h.line for h in hints if o.said and h.said == o.said}
+        frame = next((f for f in reversed(frames) if f.code.strip()[:400] in lines), None)
+        done.append(replace(o, said_at=f"{frame.file}:{frame.line}") if frame is not None else o)
+    return tuple(done)
 
 
 def _index_of(frames: list[Frame], site: Site) -> int:
@@ -505,7 +530,7 @@ def _tie(
     entered = below is not None  # the line called into the frame below
     binary = _binary(frame.marked or frame.code, entered) or _binary(frame.code, entered)
     if binary is not None:
-        return binary[0], "", (_tied(operands, binary[1]), binary[2])
+        return binary[0], "", (_destination(_tied(operands, binary[1]), ""), binary[2])
     function = below.function if below is not None else ""
     parsed = _call_node(frame.marked or frame.code, function) or _call_node(frame.code, function)
     if parsed is None:
@@ -514,7 +539,7 @@ def _tie(
             return "", "", (operands, "")
         # ``buf[idx] = scores`` is index_put_(buf, (idx,), scores): destination, indices, source.
         roles = {"self": assigned[0], "indices": assigned[1], "source": assigned[2]}
-        return frame.code, "", (tuple(_with_expression(o, roles) for o in operands), "index_put")
+        return frame.code, "", (_destination(tuple(_with_expression(o, roles) for o in operands), ""), "index_put")
     node, source = parsed
 
     def text(part: ast.AST) -> str:
@@ -575,20 +600,19 @@ def _tie(
     return call_text, module, (_destination(_tied(operands, by_role), ""), read_op)
 
 
-_DEVICE_LITERAL = lazy_regex(r"""^(?:torch\.device\()?["'](?P<device>(?:cuda|cpu|mps|xpu|meta)(?::\d+)?)["']\)?$""")
-
-
 def _destination(operands: tuple[Operand, ...], copies_to: str) -> tuple[Operand, ...]:
-    """A device side the message leaves open, read from the line: the device a ``.tolist()`` / ``.cuda()`` copies to,
-    or a device literal (``.to("cuda")``)."""
+    """Sides the message leaves without a value, read from the line: the device a ``.tolist()`` / ``.cuda()`` copies
+    to, or what the tied expression's own code fixes (``.to("cuda")``, ``x.half()``, ``torch.zeros(n, device="cpu")``,
+    :mod:`.literal`)."""
     done = []
     for o in operands:
-        if o.kind == "device" and not o.value and o.expression:
-            literal = _DEVICE_LITERAL.match(o.expression.strip())
-            if copies_to and o.role == "device":
+        # A side the message shows not to have a value (``unlike``) keeps that: a literal against it would mean the tie
+        # is wrong.
+        if not o.value and o.expression and not o.unlike:
+            if copies_to and o.kind == "device" and o.role == "device":
                 o = replace(o, value=copies_to, origin="line")
-            elif literal:
-                o = replace(o, value=literal["device"], origin="line")
+            elif fixed := fixed_value(o.expression, o.kind):
+                o = replace(o, value=fixed, origin="line")
         done.append(o)
     return tuple(done)
 
@@ -741,7 +765,21 @@ def _is_wrapper_call(node: ast.Call) -> bool:
 
 
 _WRAPPERS = frozenset(
-    {"to", "type_as", "float", "half", "bfloat16", "view", "reshape", "transpose", "chunk", "sum", "mean"}
+    {
+        "to",
+        "type_as",
+        "float",
+        "half",
+        "bfloat16",
+        "view",
+        "reshape",
+        "transpose",
+        "chunk",
+        "sum",
+        "mean",
+        "squeeze",
+        "unsqueeze",
+    }
 )
 
 
