@@ -149,6 +149,9 @@ def _unlike(side: str) -> str:
 
 
 _CODE = re.compile(r"`[^`]*`")
+# What a side that is the GPU a check refused adds after its device: the GPUs the log names and what the check needs
+# (``compute device (cuda: Tesla T4, sm_75; needs sm_89+)``): the side's value is still ``cuda``.
+_GPU = re.compile(r"(?<=\bcuda): [^()]*(?=\))")
 
 
 def _sides(operands: str) -> int:
@@ -169,7 +172,7 @@ def evaluate(case: Case, catalog: Any) -> Outcome:
     report = explain(case.log, catalog=catalog)
     screen = format_report(report, "en")
     where = _line(screen, "Where")
-    operands = _line(screen, "Operands")
+    operands = _GPU.sub("", _line(screen, "Operands"))
     frames = sum(len(s.frames) for s in report.incident.stacks)
     multi_line = frames > 0 and case.log.strip().count("\n") > 0
     line_and_owner = bool(_NAMED_LINE.search(where)) and any(w in where for w in _OWNER_WORDS)

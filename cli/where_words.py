@@ -11,6 +11,7 @@ import ast
 import re
 from typing import Any
 
+from dtypefix.matcher.hardware import sm
 from dtypefix.matcher.hints import HINT_KEYS, Hint
 from dtypefix.matcher.location import ORIGINS, Location, Operand, Site
 from dtypefix.matcher.owner import OwnerKind
@@ -64,6 +65,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "said.at": ("from `{said}` at `{at}`", "来自 `{at}` 的 `{said}`"),
     "said.log": ("from `{said}` in the log", "来自日志里的 `{said}`"),
     "unlike": ("not {value}", "不是 {value}"),
+    "needs": ("needs {sm}+", "需要 {sm} 及以上"),
     "fix.user.cast": (
         "make both sides one dtype at `{site}`: `{cast}`, or run that call under `torch.autocast`.",
         "在 `{site}` 把两侧统一成一个 dtype：`{cast}`，或者把这次调用放进 `torch.autocast`。",
@@ -361,6 +363,10 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         else f"`{argument}`"
     )
     value = _value_words(operand.value, lang) if operand.value else ""
+    if gpu := _gpu_words(operand, lang):
+        # The GPU a check refused: which one the log names, and what the check needs ("cuda: Tesla T4, sm_75; needs
+        # sm_89+").
+        value = f"{value}{'：' if lang == 'zh' else ': '}{gpu}" if value else gpu
     if not value and operand.unlike:
         # All a one-sided message says of this side: it is not what the op requires ("index (not int64)").
         refused = _class_words(operand.unlike, lang) or readable_value(operand.unlike).replace(
@@ -390,6 +396,22 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
     return f"{name}{sep}{details}{end}" if details else name
 
 
+def _gpu_words(operand: Operand, lang: str) -> str:
+    """The GPUs the log names on the side a check refused, with their compute capabilities, and the capability the
+    check needs unless every GPU named has it; empty on other sides."""
+    models = operand.gpus
+    if len(models) == 1:
+        shown = ("，" if lang == "zh" else ", ").join(
+            p for p in (models[0].name, sm(models[0].capability) if models[0].capability else "") if p
+        )
+    else:  # a machine with several models: each, with its capability
+        shown = ("、" if lang == "zh" else ", ").join(
+            f"{g.name} {sm(g.capability)}" if g.capability else g.name for g in models
+        )
+    needs = _w("needs", lang, sm=sm(operand.needs)) if operand.needs and operand.short is not False else ""
+    return ("；" if lang == "zh" else "; ").join(p for p in (shown, needs) if p)
+
+
 def _said(operand: Operand, lang: str) -> str:
     """Where a value read from the log was set: the words, and the traceback line that shows them."""
     if not operand.said:
@@ -408,7 +430,8 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
     The operands and the log hints follow the "Where" line in the same paragraph (hard line breaks, no blank lines),
     so that they fit a 100x20 screen above the fix. ``family`` is False when a specific cause answers: its own fix
     (chosen by its conditions) is the first step then, and the operands are shown beside a "Where" line when a side
-    has a value or an expression (without a line, or with roles alone, they would only repeat the error above).
+    has a value or an expression (without a line, or with roles alone, they would only repeat the error above), or
+    the GPU a check refused is named.
     ``cut`` says that the paste ends inside the traceback: the line named is the last one it reaches."""
     if location is None:
         return []
@@ -427,7 +450,9 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
         if cut:
             where += f"{semicolon}{_w('cut', lang)}"
         block.append(f"{_label('where', lang)} {where}")
-    if location.operands and (family or (site is not None and any(o.expression or o.value for o in location.operands))):
+    # A GPU the log names against the one a check refused is news even without a line (vLLM's refusal alone).
+    named = site is not None and any(o.expression or o.value for o in location.operands)
+    if location.operands and (family or named or any(o.gpus for o in location.operands)):
         # Every value read from one warning or log line: say so once, after the sides.
         origins = {o.origin for o in location.operands if o.value and not o.said}
         common = next(iter(origins)) if len(origins) == 1 and origins <= {"warning", "log"} else ""
@@ -634,6 +659,17 @@ def _site_json(site: Site | None) -> dict[str, Any] | None:
     }
 
 
+def _gpu_json(operand: Operand) -> dict[str, Any] | None:
+    """The ``gpu`` object of an operand: the GPUs the log names and what the check needs; ``None`` on other sides."""
+    if not operand.gpus and operand.needs is None:
+        return None
+    return {
+        "models": [{"name": g.name or None, "compute_capability": g.capability} for g in operand.gpus],
+        "needs": operand.needs,
+        "falls_short": operand.short,
+    }
+
+
 def location_json(location: Location | None) -> dict[str, Any] | None:
     """The ``location`` object of ``--format json`` (contract 1.2, docs/json-output.md); ``None`` when unknown."""
     if location is None:
@@ -657,6 +693,7 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
                 "origin": o.origin,
                 "said": o.said or None,
                 "said_at": o.said_at or None,
+                "gpu": _gpu_json(o),
             }
             for o in location.operands
         ],
@@ -725,6 +762,28 @@ def location_schema() -> dict[str, Any]:
                 **text,
                 "description": "Added within 1.2: with said, file:line of the traceback frame whose code shows "
                 "those words; null when another line of the log does.",
+            },
+            "gpu": {
+                "type": ["object", "null"],
+                "description": "Added within 1.2: on the side that is the GPU a check refused, the GPU models the log "
+                "names (name as printed, null when only a capability is printed; compute capability as printed or "
+                "from NVIDIA's list, null when unknown), the compute capability the check requires (null when "
+                "neither the message nor the rule says), and whether the GPU falls short of it (null when that "
+                "cannot be told: no requirement, a capability unknown, or several models on both sides of it); "
+                "null on other sides.",
+                "required": ["models", "needs", "falls_short"],
+                "properties": {
+                    "models": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["name", "compute_capability"],
+                            "properties": {"name": text, "compute_capability": {"type": ["number", "null"]}},
+                        },
+                    },
+                    "needs": {"type": ["number", "null"]},
+                    "falls_short": {"type": ["boolean", "null"]},
+                },
             },
         },
     }

@@ -13,36 +13,64 @@ from dataclasses import dataclass
 from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
 
-__all__ = ["Hardware", "compute_capability", "parse_hardware"]
+__all__ = ["Gpu", "Hardware", "compute_capability", "gpus", "parse_hardware", "required_capability", "sm"]
 
-# (pattern on the card's name, compute capability). First match wins: specific names before families.
+# (pattern on the card's name, compute capability), from NVIDIA's list https://developer.nvidia.com/cuda-gpus and its
+# legacy page https://developer.nvidia.com/cuda-legacy-gpus. First match wins: specific names before families. Only
+# names that say one capability: "GTX 960M" is Maxwell 5.0 while "GTX 960" is 5.2, "GeForce GTX TITAN X" is Maxwell
+# 5.2 while "NVIDIA TITAN X" is Pascal 6.1, and "Jetson T4000" is no T4; a name the table does not match stays
+# unknown (:attr:`Hardware.unmapped`) rather than guessed.
 _CAPABILITIES: tuple[tuple[LazyRegex, float], ...] = tuple(
     (lazy_regex(pattern, re.IGNORECASE), cc)
     for pattern, cc in (
-        (r"\bB200\b|\bGB200\b|\bB100\b", 10.0),
-        (r"RTX\s*50[5-9]0(?!\d)", 12.0),
-        (r"\bH100\b|\bH200\b|\bH800\b|\bH20\b|\bGH200\b", 9.0),
-        (r"RTX\s*40[5-9]0(?!\d)|RTX\s*\d+\s*Ada|\bL40S?\b|\bL4\b|\bL20\b", 8.9),
-        (r"\bA100\b|\bA800\b|\bA30\b", 8.0),
-        (r"RTX\s*30[5-9]0(?!\d)|\bA40\b|\bA10G?\b|\bA16\b|\bA2\b|RTX\s*A\d{4}|\bA\d000\b", 8.6),
+        (r"\bGB10\b", 12.1),
+        (r"RTX\s*50[5-9]0(?!\d)|RTX\s*PRO\s*\d{4}\s*Blackwell", 12.0),
+        (r"\bGB300\b|\bB300\b", 10.3),
+        (r"Jetson\s*T[45]000\b", 11.0),
+        (r"\bB200\b|\bGB200\b", 10.0),
+        (r"\bH100\b|\bH200\b|\bGH200\b", 9.0),
+        (r"RTX\s*40[5-9]0(?!\d)|RTX\s*\d+\s*(?:SFF\s*)?Ada|\bL40S?\b|\bL4\b", 8.9),
+        (r"\bA100\b|\bA30\b", 8.0),
+        (r"RTX\s*30[5-9]0(?!\d)|\bA40\b|\bA10\b|\bA16\b|\bA2\b|RTX\s*A\d{4}|\bA\d000\b", 8.6),
         (r"\bAGX Orin\b|\bOrin\b", 8.7),
         (r"TITAN\s*RTX|RTX\s*20\d0|\bT4\b|Quadro\s*RTX|GTX\s*16\d0", 7.5),
-        (r"TITAN\s*V\b|\bV100S?\b", 7.0),
         (r"\bXavier\b", 7.2),
-        (r"\bP100\b", 6.0),
+        (r"TITAN\s*V\b|\bV100S?\b|Quadro\s*GV100", 7.0),
+        (r"\bP100\b|Quadro\s*GP100", 6.0),
+        (r"GTX\s*TITAN\s*X\b(?!p)(?!\s*\(Pascal)", 5.2),  # the Maxwell card; "NVIDIA TITAN X (Pascal)" is 6.1
         (r"GTX\s*10\d0|TITAN\s*Xp|TITAN\s*X\b|\bP40\b|\bP4\b|Quadro\s*P\d+", 6.1),
-        (r"GTX\s*9\d0|\bM40\b|\bM60\b|TITAN\s*X\s*\(Maxwell\)", 5.2),
+        (r"GTX\s*9[5-8]0(?!\d)(?!\s*M\b)|GTX\s*9(?:65|70|80)\s*M\b|\bM40\b|\bM60\b", 5.2),
+        (r"GTX\s*9[56]0\s*M\b|GTX\s*750(?!\d)", 5.0),
         (r"\bK80\b", 3.7),
         (r"\bK40\b|\bK20\b", 3.5),
+        # Not on NVIDIA's list (variants sold to one market or one cloud): the capability their machines print
+        # (``nvidia-smi --query-gpu=name,compute_cap``: "NVIDIA A800 80GB PCIe, 8.0", "NVIDIA L20, 8.9", "NVIDIA A10G,
+        # 8.6"; torch's warning: "NVIDIA H800 with CUDA capability sm_90", "NVIDIA H20 with CUDA capability sm_90").
+        (r"\bH800\b|\bH20\b", 9.0),
+        (r"\bL20\b", 8.9),
+        (r"\bA10G\b", 8.6),
+        (r"\bA800\b", 8.0),
     )
 )
 _GPU_LINES = (
-    lazy_regex(r"^GPU \d+: (?P<name>.+?)(?: \(UUID: [^)]*\))?$"),  # collect_env, nvidia-smi -L
+    # collect_env, nvidia-smi -L; sglang's check_env prints one line for several GPUs of one model ("GPU 0,1: NVIDIA A10")
+    lazy_regex(r"^GPU \d+(?:,\d+)*: (?P<name>.+?)(?: \(UUID: [^)]*\))?$"),
     lazy_regex(r"^\|\s+\d+\s+(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)[^|]*?)\s+(?:On|Off)\s+\|"),  # nvidia-smi
     lazy_regex(r"^[-*\s]*GPU (?:type|name|model)s?:\s*(?P<name>.+)$", re.IGNORECASE),  # accelerate / transformers env
     lazy_regex(r"Found GPU\d+ (?P<name>.+?) which (?:is of|requires) cuda capability", re.IGNORECASE),
+    # vLLM's bf16 check names the GPU it refused; Triton's check in torch.compile the one it found too old; torch
+    # warns of a GPU its build has no kernels for
+    lazy_regex(r"\bYour (?P<name>.+?) GPU (?:has|does not have a) compute capability"),
+    lazy_regex(r"\bFound (?P<name>.+?) which is too old to be supported by the triton GPU compiler"),
+    lazy_regex(r"^(?:\w*Warning: )?(?P<name>.+?) with CUDA capability sm_\d+ is not compatible"),
     lazy_regex(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
     lazy_regex(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
+    # ``nvidia-smi --query-gpu=name,compute_cap --format=csv``'s rows, unsloth's banner, YOLOv5's / Ultralytics' banner,
+    # a script's own ``print(f"Using device: {torch.cuda.get_device_name()}")``
+    lazy_regex(r"^(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)\b[^,]*), \d{1,2}\.\d$"),
+    lazy_regex(r"\bGPU: (?P<name>.+?)\. Max memory: "),
+    lazy_regex(r"\bCUDA:\d+ \((?P<name>[^,()]+), \d+MiB\)"),
+    lazy_regex(r"\b[Uu]sing (?:device|GPU)\s*[:：]?\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)\b[^,;()]*?)\s*$"),
     lazy_regex(
         r"^[-*\s]*(?:GPUs?|Hardware|Device)\s*(?:\(s\))?\s*[:：]\s*(?P<name>.+)$", re.IGNORECASE
     ),  # issue templates
@@ -53,17 +81,22 @@ _CAPABILITY_TEXT = lazy_regex(
     re.IGNORECASE,
 )
 # In a line that states a requirement, only the part that reports the machine: "Current capability: 70",
-# "Your Tesla T4 GPU has compute capability 7.5".
+# "Your Tesla T4 GPU has compute capability 7.5", "your device is of CUDA capability 6.1", accelerate's "The current
+# device has compute capability of (8, 0)", transformers' "actual = `8.0`", axolotl's "Detected 'sm_89'".
 _CURRENT_CAPABILITY = lazy_regex(
-    r"(?:current|your\b[^.]{0,60}?\bhas)\s+(?:compute\s+|cuda\s+)?capability(?:\s+of)?\s*:?\s*"
+    r"(?:(?:current(?: device has)?|your\b[^.]{0,60}?\b(?:has|is of))\s+(?:compute\s+|cuda\s+)?capability(?:\s+of)?\s*:?\s*"
+    r"|your GPU's (?:compute )?capability is\s*|\bactual = `?|\bDetected '?sm_?)"
     r"\(?(?P<major>\d{1,2})[.,]?\s?(?P<minor>\d)\)?(?!\d)",
     re.IGNORECASE,
 )
 # Lines that can name a GPU or a capability; the per-line patterns run only on these.
 _CANDIDATE = lazy_regex(r"GPU|[Cc]apabilit|sm_\d|NVIDIA|Tesla|Device|Hardware")
 _GPU_WORDS = lazy_regex(r"NVIDIA|GeForce|Tesla|Quadro|TITAN|\bRTX|\bGTX|Radeon|Instinct|\bMI\d{2,3}\b", re.IGNORECASE)
+# A line that states what a check requires (or what a build supports: torch's "The current PyTorch install supports
+# CUDA capabilities sm_50 sm_60 ..." lists no GPU of the machine).
 _REQUIREMENT = lazy_regex(
     r"or (?:higher|newer|above|later)|at least|requires?|required|only supported|minimum|>=|>|below|not supported|need"
+    r"|install supports"
 )
 _VISIBLE = lazy_regex(r"CUDA_VISIBLE_DEVICES\W{0,3}\s*=\s*[\"']?(?P<value>[\d, ]+|\w+)")
 _ORDER = lazy_regex(r"CUDA_DEVICE_ORDER\W{0,3}\s*=\s*[\"']?(?P<value>PCI_BUS_ID|FASTEST_FIRST)")
@@ -103,6 +136,75 @@ class Hardware:
     memory_gib: tuple[float, ...] = ()
     """Total memory of each GPU whose size the input states (``nvidia-smi``'s table, torch's out-of-memory
     message), in GiB as printed; empty when none is stated."""
+    stated: tuple[float, ...] = ()
+    """The compute capabilities the input prints for this machine (part of :attr:`capabilities`, which adds those the
+    table gives the names)."""
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU model of the machine, as the input names it."""
+
+    name: str
+    """As printed (``Tesla V100-SXM2-32GB``); empty when the input prints a capability but no name."""
+    capability: float | None
+    """Its compute capability, as printed or from the table; ``None`` when neither gives it."""
+
+
+def gpus(hardware: Hardware) -> tuple[Gpu, ...]:
+    """The machine's GPU models, each once, in the order printed: what a refusal of the GPU is shown against.
+
+    A name that repeats another's start (``Tesla V100`` beside ``Tesla V100-SXM2-32GB``) is that model. The capability
+    the input prints is the one of a machine with one model (vLLM's "Your Tesla T4 GPU has compute capability 7.5"),
+    and it alone, without a name, when it prints one value only; a machine with several models gets the table's value
+    for each. Several different printed values and no name say nothing that could be shown as this machine's."""
+    names: list[str] = []
+    for name in hardware.gpu_names:
+        bare = _bare(name)
+        if any(_bare(n).startswith(bare) for n in names):
+            continue
+        names = [n for n in names if not bare.startswith(_bare(n))] + [name]
+    stated = set(hardware.stated)
+    one = stated.pop() if len(stated) == 1 else None
+    if not names:
+        return (Gpu("", one),) if one is not None else ()
+    if len(names) == 1:
+        return (Gpu(names[0], one if one is not None else compute_capability(names[0])),)
+    return tuple(Gpu(n, compute_capability(n)) for n in names)
+
+
+def _bare(name: str) -> str:
+    return re.sub(r"^(?:NVIDIA\s+)?(?:GeForce\s+)?", "", name.strip(), flags=re.IGNORECASE).lower()
+
+
+def sm(capability: float) -> str:
+    """A compute capability as the architecture flags write it: 7.5 -> ``sm_75``, 12.0 -> ``sm_120``."""
+    return f"sm_{round(capability * 10)}"
+
+
+# What a check requires, as its message or source says it: "8.0", "9.x", ">= 9.0 or 8.9", "≥8.9", "(8, 0)", "sm_90",
+# "arch < 89", "Minimum capability: 75", or an architecture by the first compute capability NVIDIA gives it.
+_REQUIRED = lazy_regex(
+    r"\((?P<tmajor>\d{1,2}),\s*(?P<tminor>\d)\)|\b(?P<major>\d{1,2})\.(?P<minor>\d|x)\b|sm_?(?P<sm>\d{2,3})\b"
+    r"|(?<![\d.])(?P<bare>\d{2,3})\b|\b(?P<arch>Volta|Turing|Ampere|Ada|Hopper|Blackwell)\b",
+    re.IGNORECASE,
+)
+_ARCHITECTURES = {"volta": 7.0, "turing": 7.5, "ampere": 8.0, "ada": 8.9, "hopper": 9.0, "blackwell": 10.0}
+
+
+def required_capability(text: str) -> float | None:
+    """The lowest compute capability ``text`` requires (a check that takes "9.0 or 8.9" takes 8.9), or ``None``."""
+    found: list[float] = []
+    for m in _REQUIRED.finditer(text):
+        if m["tmajor"]:
+            found.append(float(f"{m['tmajor']}.{m['tminor']}"))
+        elif m["major"]:
+            found.append(float(f"{m['major']}.{m['minor'].replace('x', '0').replace('X', '0')}"))
+        elif m["sm"] or m["bare"]:
+            found.append(int(m["sm"] or m["bare"]) / 10)
+        else:
+            found.append(_ARCHITECTURES[m["arch"].lower()])
+    return min(found, default=None)
 
 
 def _memory(text: str) -> tuple[float, ...]:
@@ -174,6 +276,7 @@ def parse_hardware(text: str) -> Hardware:
         gpu_names=tuple(names),
         unmapped=unmapped,
         capabilities=tuple(known + printed),
+        stated=tuple(printed),
         cuda_visible_devices=visible[-1].strip() if visible else None,
         cuda_device_order=order[-1] if order else None,
         os=os_name,

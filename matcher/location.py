@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .hardware import Gpu, Hardware, gpus, required_capability
 from .hints import Hint, find_hints
 from .incident import Incident
 from .literal import fixed_value
@@ -73,6 +74,23 @@ class Operand:
     said_at: str = ""
     """With ``said``: ``file:line`` of the traceback frame whose code shows those words; empty when another line of the
     log does."""
+    gpus: tuple[Gpu, ...] = ()
+    """On the side that is the GPU a check refused (``gpu`` in ``census/operands.yaml``): the machine's GPU models as the
+    input names them, with their compute capabilities (:func:`.hardware.gpus`); empty when it names none."""
+    needs: float | None = None
+    """On that side: the compute capability the check requires, as the message or the rule says it; ``None`` when
+    neither does."""
+
+    @property
+    def short(self) -> bool | None:
+        """The GPU falls short of what the check requires: ``True`` when every model named is below it, ``False`` when
+        none is, ``None`` when the input does not say (no requirement, a capability unknown, a mixed machine across
+        it)."""
+        known = [g.capability for g in self.gpus if g.capability is not None]
+        if self.needs is None or not known or len(known) < len(self.gpus):
+            return None
+        below = {c < self.needs for c in known}
+        return below.pop() if len(below) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -207,12 +225,15 @@ def _cxx_name(match: re.Match[str]) -> str:
     return _CXX_NAMES.get(text) or ("UInt64" if text.startswith("unsigned") else "Long")
 
 
-def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tuple[Operand, ...]]:
+def read_operands(
+    message: str, hints: tuple[Hint, ...] = (), hardware: Hardware | None = None
+) -> tuple[str, tuple[Operand, ...]]:
     """``(op, operands)`` that a message names, by the first rule of ``census/operands.yaml`` that reads it.
 
     A side the message leaves without a value takes it from the log line of ``hints`` its rule names (the backend
-    of a process group, printed before a collective fails). C++ type names are read as c10's (``__int64`` and
-    ``long int`` as ``Long``, ``unsigned char`` as ``Byte``)."""
+    of a process group, printed before a collective fails). The side a rule marks as the GPU a check refused (``gpu``)
+    gets the compute capability the check requires and, from ``hardware``, the GPUs the log names. C++ type names are
+    read as c10's (``__int64`` and ``long int`` as ``Long``, ``unsigned char`` as ``Byte``)."""
     message = c10_spelling(message)
     tables = load_rules()
     for rule in tables.rules:
@@ -251,11 +272,22 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
                 origin, said = "log", hint.said
             # ``unlike``: the value the message requires of this side, which it therefore does not have.
             unlike = "" if value else spec.get("unlike", "").format(**groups)
-            operands.append(
-                Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike), said=said)
-            )
+            operand = Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike), said=said)
+            if "gpu" in spec:
+                machine = gpus(hardware) if hardware is not None else ()
+                operand = replace(operand, gpus=machine, needs=_required(spec["gpu"], groups))
+            operands.append(operand)
         return op, _legacy_devices(tuple(operands))
     return "", ()
+
+
+def _required(text: str, groups: dict[str, str]) -> float | None:
+    """The capability a rule's ``gpu`` names: written there (``'8.0'``, ``Ampere``) or a group of its pattern
+    (``'{need}'``); ``None`` for ``unstated`` or a group the message did not print."""
+    try:
+        return required_capability(text.format(**groups))
+    except KeyError:
+        return None
 
 
 def _devices(count: int) -> str:
@@ -319,10 +351,11 @@ def locate(incident: Incident) -> Location | None:
     primary = incident.primary
     message = primary.message if isinstance(primary, Stack | ErrorLine) else ""
     hints = find_hints(incident.text)
-    op, operands = read_operands(message, hints) if message else _printed_apart(incident, hints)
+    hardware = incident.hardware
+    op, operands = read_operands(message, hints, hardware) if message else _printed_apart(incident, hints)
     for reading in variants(message) if message and not operands else ():
         # A message the terminal wrapped ("... but g" / "ot attn_mask.dtype: float ..."): its lines joined back.
-        op, operands = read_operands(reading, hints)
+        op, operands = read_operands(reading, hints, hardware)
         if operands:
             break
     stack = _stack(incident)
@@ -504,7 +537,7 @@ def _printed_apart(incident: Incident, hints: tuple[Hint, ...]) -> tuple[str, tu
         return "", ()
     tail = incident.text[-_APART_TAIL:]
     starts = [m.start() for rule in load_rules().rules if (m := rule.pattern.search(tail))]
-    return read_operands(tail[min(starts) :].split("\n", 1)[0], hints) if starts else ("", ())
+    return read_operands(tail[min(starts) :].split("\n", 1)[0], hints, incident.hardware) if starts else ("", ())
 
 
 _APART_TAIL = 16384

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dtypefix.matcher.flags import parse_flags
-from dtypefix.matcher.hardware import compute_capability, parse_hardware
+from dtypefix.matcher.hardware import Gpu, compute_capability, gpus, parse_hardware, required_capability, sm
 
 
 def test_launch_lines() -> None:
@@ -84,5 +84,94 @@ def test_a_requirement_line_gives_only_the_machines_own_capability() -> None:
     awq = "The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70."
     bf16 = "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5."
     assert parse_hardware(awq).capabilities == (7.0,)
-    assert parse_hardware(bf16).capabilities == (7.5,)
+    assert set(parse_hardware(bf16).capabilities) == {7.5}  # printed, and the table's for the card it names
+    assert parse_hardware(bf16).stated == (7.5,)
     assert parse_hardware("FP8 needs compute capability 8.9 or higher").capabilities == ()
+
+
+def test_names_the_table_tells_apart() -> None:
+    """NVIDIA's list gives one capability per name; names shared by two cards are told apart or left unknown."""
+    assert compute_capability("GeForce GTX TITAN X") == 5.2  # Maxwell
+    assert compute_capability("NVIDIA TITAN X (Pascal)") == 6.1
+    assert compute_capability("NVIDIA TITAN Xp") == 6.1
+    assert compute_capability("GeForce GTX 960M") == 5.0
+    assert compute_capability("GeForce GTX 960") == 5.2
+    assert compute_capability("GeForce GTX 970M") == 5.2
+    assert compute_capability("Jetson T4000") == 11.0  # no T4
+    assert compute_capability("NVIDIA B300") == 10.3
+    assert compute_capability("NVIDIA RTX PRO 6000 Blackwell Workstation Edition") == 12.0
+    assert compute_capability("NVIDIA RTX 4000 SFF Ada Generation") == 8.9
+    assert compute_capability("NVIDIA A10G") == 8.6
+    assert compute_capability("NVIDIA GeForce GTX TITAN Black") is None  # not in the table: unknown, not a guess
+
+
+def test_lines_that_name_the_gpu() -> None:
+    """Real output that names the machine's GPU: vLLM's refusal, sglang's check_env, Triton's check in
+    torch.compile, torch's warning for a build without the GPU's kernels, nvidia-smi's query, unsloth's and
+    YOLOv5's banners, a script's own print."""
+    lines = {
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla "
+        "V100-PCIE-32GB GPU has compute capability 7.0.": ("Tesla V100-PCIE-32GB", 7.0),
+        "GPU 0,1: NVIDIA A10\nGPU 0,1 Compute Capability: 8.6": ("NVIDIA A10", 8.6),
+        "RuntimeError: Found NVIDIA GeForce GTX 1070 which is too old to be supported by the triton GPU compiler, "
+        "which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is "
+        "of CUDA capability 6.1": ("NVIDIA GeForce GTX 1070", 6.1),
+        "NVIDIA H800 with CUDA capability sm_90 is not compatible with the current PyTorch installation.\n"
+        "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86.": (
+            "NVIDIA H800",
+            9.0,
+        ),
+        "name, compute_cap\nNVIDIA A800 80GB PCIe, 8.0\nNVIDIA A800 80GB PCIe, 8.0": ("NVIDIA A800 80GB PCIe", 8.0),
+        "   \\\\   /|    GPU: NVIDIA A100-SXM4-40GB. Max memory: 39.564 GB. Platform = Linux.": (
+            "NVIDIA A100-SXM4-40GB",
+            8.0,
+        ),
+        "YOLOv5 🚀 v6.1-177-gd059d1d torch 1.13.0 CUDA:0 (NVIDIA A100-PCIE-40GB, 40354MiB)": (
+            "NVIDIA A100-PCIE-40GB",
+            8.0,
+        ),
+        "Using device: NVIDIA GeForce RTX 3090": ("NVIDIA GeForce RTX 3090", 8.6),
+    }
+    for text, (name, capability) in lines.items():
+        assert gpus(parse_hardware(text)) == (Gpu(name, capability),), text
+    # The code line of Triton's check, in a traceback, names no GPU; an example in a requirement is no GPU of the
+    # machine.
+    assert (
+        parse_hardware('    f"Found {device_props.name} which is too old to be supported by the triton GPU').gpu_names
+        == ()
+    )
+    example = (
+        "FP8 models require a GPU with Compute Capability 8.9 or higher (e.g., RTX 4090). Your GPU's capability is 8.6."
+    )
+    assert gpus(parse_hardware(example)) == (Gpu("", 8.6),)
+
+
+def test_the_capability_a_machine_prints_in_a_requirement() -> None:
+    """accelerate, transformers and axolotl print the machine's capability after the one they require."""
+    for text, capability in (
+        ("The current device has compute capability of (8, 0) which is insufficient for FP8 mixed precision training "
+         "(requires a GPU Hopper/Ada Lovelace or higher, compute capability of 8.9 or higher).", 8.0),
+        ("FP8 quantized models is only supported on GPUs with compute capability >= 8.9 (e.g 4090/H100), actual = `8.0`", 8.0),
+        ("attn_implementation=fp8 requires compute capability sm_90 or higher (Hopper+). Detected 'sm_89'.", 8.9),
+    ):  # fmt: skip
+        assert parse_hardware(text).stated == (capability,), text
+
+
+def test_a_mixed_machine_names_every_model() -> None:
+    """Several models: each with the table's capability, never one picked; one model named twice is one."""
+    mixed = parse_hardware(
+        "GPU 0: NVIDIA TITAN RTX\nGPU 1: NVIDIA GeForce GTX 1080 Ti\nHighest compute capability: 7.5"
+    )
+    assert gpus(mixed) == (Gpu("NVIDIA TITAN RTX", 7.5), Gpu("NVIDIA GeForce GTX 1080 Ti", 6.1))
+    same = parse_hardware("- GPU type: Tesla V100\nYour Tesla V100-SXM2-32GB GPU has compute capability 7.0.")
+    assert gpus(same) == (Gpu("Tesla V100-SXM2-32GB", 7.0),)
+    # two capabilities printed and no name: nothing to show as the machine's
+    assert gpus(parse_hardware("compute capability 7.5\ncompute capability 8.6")) == ()
+
+
+def test_required_capability() -> None:
+    """What a check requires, in each way the census rows write it: the lowest it accepts."""
+    for text, capability in (("8.0", 8.0), ("9.x", 9.0), (">= 9.0 or 8.9", 8.9), ("≥8.9", 8.9), ("(8, 0)", 8.0),
+                             ("sm_90", 9.0), ("89", 8.9), ("Ampere", 8.0), ("sm_120", 12.0), ("unstated", None)):  # fmt: skip
+        assert required_capability(text) == capability, text
+    assert (sm(7.5), sm(12.0), sm(10.3)) == ("sm_75", "sm_120", "sm_103")

@@ -236,6 +236,7 @@ def test_json_location_shape() -> None:
         "origin": "message",
         "said": None,
         "said_at": None,
+        "gpu": None,
     }
     assert data["first_step"]["en"].startswith("make both sides one dtype")
 

@@ -10,8 +10,10 @@ import pytest
 import yaml
 
 from dtypefix.cli.markdown import format_report
-from dtypefix.cli.where_words import where_lines
+from dtypefix.cli.where_words import location_json, where_lines
 from dtypefix.matcher import explain
+from dtypefix.matcher.hardware import parse_hardware
+from dtypefix.matcher.location import Location, read_operands
 from dtypefix.matcher.owner import OwnerKind, owner_of
 
 TESTS = Path(__file__).parent
@@ -89,11 +91,12 @@ def test_sides_printed_above_the_frames() -> None:
     ("name", "operands"),
     [
         ("blind28a/chatterbox-93", "tensor (float64, not on the line) · compute device (mps)"),
-        ("blind27/supir-1", "autocast dtype (bfloat16, not on the line) · compute device (cuda)"),
+        # torch's bf16 check passes a GPU of compute capability 8.0 and up; the log names no GPU
+        ("blind27/supir-1", "autocast dtype (bfloat16, not on the line) · compute device (cuda: needs sm_80+)"),
         ("blind28b/llama3-110", "tensor (bfloat16, not on the line) · compute device (cuda)"),
         # Triton names fp8e4nv for NVIDIA GPUs of compute capability 8.9 and up; vLLM checks the GPU before a bf16 model
-        ("blind27/pytorch-167082", "tensor (fp8e4nv, not on the line) · compute device (cuda)"),
-        ("blind27/qanything-128", "model dtype (bfloat16, not on the line) · compute device (cuda)"),
+        ("blind27/pytorch-167082", "tensor (fp8e4nv, not on the line) · compute device (cuda: needs sm_89+)"),
+        ("blind27/qanything-128", "model dtype (bfloat16, not on the line) · compute device (cuda: needs sm_80+)"),
         # a Triton kernel variable with another dtype in each branch of an `if`
         ("blind29a/unsloth-3728", "then branch (bfloat16, not on the line) · else branch (float32, not on the line)"),
         # source lines pasted without indentation are read: F.linear(x, w) in peft, the query in unsloth's call to
@@ -210,3 +213,43 @@ def test_a_side_shown_not_to_have_the_required_dtype_reads_in_chinese() -> None:
     }
     assert lines["blind30b/pyg-8740"] == "`index`（不是 int64） · 期望的类型（int64）"
     assert lines["blind30a/unsloth-1154"] == "`q`（不是 float16 或 bfloat16） · 算子支持的 dtype（float16、bfloat16）"
+
+
+def test_the_gpu_a_check_refused_is_named_where_the_log_names_it() -> None:
+    """sglang's check_env names the GPU (kb/compile/triton-fp8e4nv-on-gpu-below-sm89/sglang-5871.log) and vLLM's
+    refusal names it itself (blind28b/xinference-1804): the CUDA side says which GPU, its compute capability, and the
+    capability the check needs, in both languages and in the JSON."""
+    sglang = (TESTS.parent / "kb/compile/triton-fp8e4nv-on-gpu-below-sm89/sglang-5871.log").read_text(encoding="utf-8")
+    report = explain(sglang)
+    assert _line(format_report(report, "en"), "Operands") == (
+        "tensor (fp8e4nv) · compute device (cuda: NVIDIA A10, sm_86; needs sm_89+)"
+    )
+    assert _line(format_report(report, "zh"), "两侧张量") == (
+        "张量（fp8e4nv） · 计算设备（cuda：NVIDIA A10，sm_86；需要 sm_89 及以上）"
+    )
+    assert report.location is not None
+    (gpu,) = [o for o in location_json(report.location)["operands"] if o["gpu"]]
+    assert gpu["gpu"] == {
+        "models": [{"name": "NVIDIA A10", "compute_capability": 8.6}],
+        "needs": 8.9,
+        "falls_short": True,
+    }
+    vllm = explain(_log("blind28b/xinference-1804"))
+    assert _line(format_report(vllm, "en"), "Operands").endswith(
+        "compute device (cuda: NVIDIA GeForce RTX 2080 Ti, sm_75; needs sm_80+)"
+    )
+
+
+def test_a_gpu_that_meets_the_requirement_is_named_without_it() -> None:
+    """transformers' bf16 check also fails where torch sees no GPU, on a card that has bf16: the card is named, and the
+    requirement is not said to be what it lacks; a mixed machine names every model."""
+    message = "Your setup doesn't support bf16/gpu. You need Ampere+ GPU with cuda>=11.0"
+    for env, shown, short in (
+        ("- GPU type: NVIDIA GeForce RTX 4090", "cuda: NVIDIA GeForce RTX 4090, sm_89", False),
+        ("- GPU type: Tesla T4", "cuda: Tesla T4, sm_75; needs sm_80+", True),
+        ("GPU 0: NVIDIA A100-SXM4-80GB\nGPU 1: Tesla T4", "cuda: NVIDIA A100-SXM4-80GB sm_80, Tesla T4 sm_75; needs sm_80+", None),
+    ):  # fmt: skip
+        op, operands = read_operands(message, (), parse_hardware(env))
+        assert operands[1].short is short
+        location = Location(None, False, None, "", "", op, operands, ())
+        assert f"compute device ({shown})" in where_lines(location, "en", family=False)[0]
