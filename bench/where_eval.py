@@ -148,11 +148,19 @@ def _unlike(side: str) -> str:
     return _NOT.sub(lambda m: m[1] if _READABLE.match(m[1]) else m[0], side)
 
 
+_CODE = re.compile(r"`[^`]*`")
+
+
 def _sides(operands: str) -> int:
-    """How many sides the Operands line names with a dtype or device (or as a number literal, its own value)."""
+    """How many sides the Operands line names with a dtype or device (or as a number literal, its own value). A value
+    read from the log may be followed by where it was set: ``precision (float16, from `--fp16` in the log)``."""
     count = 0
     for side in map(_unlike, operands.split(" · ")):
-        values = re.findall(r"[(（](?:[^()（）]*, )?([\w:.]+)(?:, not on the line)?[)）]", side)
+        # code (the side's expression, ``from `x.half()` at `run.py:3` ``) holds no bracket of the details
+        details = _CODE.sub("`…`", side)
+        values = re.findall(
+            r"[(（](?:[^()（）]*, )?([\w:.]+)(?:, (?:not on the line|from `…` (?:at `…`|in the log)))?[)）]", details
+        )
         count += any(_READABLE.match(v) for v in values) or bool(_NUMBER.match(side))
     return count
 

@@ -60,6 +60,9 @@ _WORDS: dict[str, tuple[str, str]] = {
     "module": ("module `{name}`", "模块 `{name}`"),
     "weight_of": ("the weight of `{module}`", "`{module}` 的权重"),
     "untied": ("not on the line", "这一行看不出是哪个表达式"),
+    "unset": ("not in the log", "日志里没有"),
+    "said.at": ("from `{said}` at `{at}`", "来自 `{at}` 的 `{said}`"),
+    "said.log": ("from `{said}` in the log", "来自日志里的 `{said}`"),
     "unlike": ("not {value}", "不是 {value}"),
     "fix.user.cast": (
         "make both sides one dtype at `{site}`: `{cast}`, or run that call under `torch.autocast`.",
@@ -133,6 +136,10 @@ _WORDS: dict[str, tuple[str, str]] = {
         "accelerate warned that a model placed by a device map was moved with `.to()` / `.cuda()`",
         "accelerate 提示：按 device_map 分派好的模型又被 `.to()` / `.cuda()` 移动了",
     ),
+    "hint.torch-npu": (
+        "torch_npu is loaded: this torch runs on Ascend NPUs ({value}), not CUDA",
+        "加载了 torch_npu：这个 torch 跑在昇腾 NPU（{value}）上，不是 CUDA",
+    ),
     "origin.warning": ("from the warning at this line", "来自这一行先打印的警告"),
     "origin.log": ("from the log", "来自日志"),
 }
@@ -156,15 +163,26 @@ _DTYPES = {
     "double": "float64",
     "float64": "float64",
     "long": "int64",
-    "long long": "int64",  # C++ type names (Tensor.set_)
+    "long long": "int64",  # C++ type names (Tensor.set_; MSVC prints __int64)
     "long int": "int64",
+    "__int64": "int64",
     "int": "int32",
     "short": "int16",
     "char": "int8",
+    "signed char": "int8",
     "byte": "uint8",
     "unsigned char": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "unsigned __int64": "uint64",
     "bool": "bool",
+    "complexhalf": "complex32",
+    "complexfloat": "complex64",
+    "complexdouble": "complex128",
     # Triton's names
+    "fp8": "float8",
+    "float8": "float8",
     "fp16": "float16",
     "fp32": "float32",
     "fp64": "float64",
@@ -179,19 +197,35 @@ _CANN = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_BF16": "bfloat16"}
 _DEVICES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu"})
 _LEGACY = re.compile(r"^(?:torch\.)?(?P<cuda>cuda\.)?(?P<name>\w+?)Tensor$")
 # The separators of a printed list: ``['half', 'float16']``'s commas, "float16, bfloat16, or float32", "uint8 or bfloat16".
-_LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+")
-_TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU)(?P<name>\w+?)Type$")
+# ``int32/int64`` as gather() prints the dtypes it takes.
+_SLASHED = re.compile(r"^\w+(?:/\w+)+$")
+_LIST = re.compile(r",\s*(?:or\s+)?|\s+or\s+|(?<=\w)/(?=\w)")
+# MSVC's and c10's prefixes of a C++ type name: ``struct c10::Half``, ``c10::BFloat16``, ``at::Half``.
+_CXX_PREFIX = re.compile(r"^(?:struct\s+)?(?:c10::|at::)")
+_TYPE_STRING = re.compile(r"^(?P<device>CUDA|CPU|MPS|XPU)(?P<name>\w+?)Type$")
+
+
+# Values that are a class of dtypes, not one dtype: words for them.
+_CLASSES: dict[str, tuple[str, str]] = {
+    "floating point": ("a floating-point dtype", "浮点 dtype"),
+    "floating point or complex": ("a floating-point or complex dtype", "浮点或复数 dtype"),
+    "bool or floating point": ("bool or a floating-point dtype", "bool 或浮点 dtype"),
+    "16/32-bit floats": ("16/32-bit floats", "16/32 位浮点"),
+}
 
 
 def readable_value(value: str) -> str:
     """A dtype as torch names it today (``Half`` -> ``float16``); legacy tensor types keep their device
     (``torch.cuda.HalfTensor`` -> ``float16 on cuda``); Ascend CANN's ``DT_BFLOAT16`` and its lists
     (``DT_FLOAT16,DT_FLOAT,``) as torch's names, as other comma-separated lists (``Half,Float,Double``); devices stay
-    as printed."""
+    as printed. A C++ spelling (``struct c10::Half``, MSVC's ``__int64``) is read as the dtype it names."""
+    value = _CXX_PREFIX.sub("", value)
+    if value in _CLASSES:  # a class of dtypes ("floating point or complex"), not a list
+        return value
     if value.startswith("DT_"):
         names = [_CANN.get(v, v.removeprefix("DT_").lower()) for v in value.split(",") if v]
         return ", ".join(names)
-    if "," in value or " or " in value:  # the dtypes an op takes, the devices a machine has, as printed
+    if "," in value or " or " in value or _SLASHED.match(value):  # the dtypes an op takes, the devices a machine has
         items = (v.strip(" '\"") for v in _LIST.split(value))
         return ", ".join(dict.fromkeys(readable_value(v) for v in items if v))
     if match := _LEGACY.match(value):
@@ -260,6 +294,8 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "found": ("found", "实际的类型"),
     "result": ("result", "运算结果"),
     "output": ("output", "输出张量"),
+    "output tensor": ("output tensor", "输出张量"),
+    "input tensor": ("input tensor", "输入张量"),
     "tensor": ("tensor", "张量"),
     "indexed tensor": ("indexed tensor", "被索引的张量"),
     "destination": ("destination", "目标"),
@@ -274,14 +310,37 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "this machine": ("this machine", "本机"),
     "model": ("model", "模型"),
     "model dtype": ("model dtype", "模型 dtype"),
+    "precision": ("precision", "精度设置"),
+    "probabilities": ("probabilities", "概率张量"),
     "training precision": ("training precision", "训练精度"),
     "dtype support list": ("dtypes the operator takes", "算子支持的 dtype"),
     "numpy floating dtypes": ("NumPy's floating dtypes", "NumPy 支持的浮点 dtype"),
     "supported dtypes": ("supported dtypes", "支持的 dtype"),
     "supported devices": ("supported devices", "支持的设备"),
+    "device asked for": ("device asked for", "要用的设备"),
+    "torch build": ("torch build", "torch 的构建"),
+    "installed torch": ("installed torch", "安装的 torch"),
+    "dtype asked for": ("dtype asked for", "要用的 dtype"),
+    "flat parameter": ("FSDP's flat parameter", "FSDP 的扁平参数"),
+    "recipe": ("precision recipe", "精度方案"),
+    "Triton kernel": ("Triton kernel", "Triton 内核"),
+    "default dtype": ("default dtype", "默认 dtype"),
+    "quantization": ("quantization", "量化方式"),
     "then block": ("then branch", "if 分支"),
     "else block": ("else branch", "else 分支"),
 }
+
+
+def _class_words(value: str, lang: str) -> str:
+    """A class of dtypes ("floating point") in the reader's words; empty for a dtype or device."""
+    words = _CLASSES.get(value)
+    return (words[1] if lang == "zh" else words[0]) if words else ""
+
+
+def _value_words(value: str, lang: str) -> str:
+    """A value as the reader's language says it: a class of dtypes in words, a dtype or device by torch's name."""
+    readable = readable_value(value)
+    return _class_words(value, lang) or (readable.replace(", ", "、") if lang == "zh" else readable)
 
 
 def _argument(argument: str, lang: str) -> str:
@@ -301,23 +360,45 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
         if operand.argument in _ARGUMENTS
         else f"`{argument}`"
     )
-    value = readable_value(operand.value) if operand.value else ""
-    if lang == "zh":
-        value = value.replace(", ", "、")  # a list of dtypes or devices, as Chinese lists them
+    value = _value_words(operand.value, lang) if operand.value else ""
     if not value and operand.unlike:
         # All a one-sided message says of this side: it is not what the op requires ("index (not int64)").
-        refused = readable_value(operand.unlike).replace(", ", " 或 " if lang == "zh" else " or ")
+        refused = _class_words(operand.unlike, lang) or readable_value(operand.unlike).replace(
+            ", ", " 或 " if lang == "zh" else " or "
+        )
         value = _w("unlike", lang, value=refused)
     label = argument if operand.expression and operand.argument != operand.expression else ""
-    source = _w(f"origin.{operand.origin}", lang) if origin and operand.origin in ("warning", "log") else ""
+    said = _said(operand, lang)
+    shown = origin and operand.origin in ("warning", "log") and not said
+    source = _w(f"origin.{operand.origin}", lang) if shown else ""
     comma = "，" if lang == "zh" else ", "
-    details = comma.join(p for p in (label, source, value) if p)
-    # A side the op requires (int64 class indices) is no expression of the line: nothing is missing there.
-    if not operand.expression and operand.role != "required" and location.site is not None and not location.in_torch:
+    details = comma.join(p for p in (label, source, value, said) if p)
+    if operand.role == "setting" and not operand.value:
+        # A setting only the log could give (the dtype a model runs in): it gave none.
+        details = comma.join(p for p in (details, _w("unset", lang)) if p)
+    # A side the op requires (int64 class indices) is no expression of the line: nothing is missing there; nor is a
+    # setting, which is no expression of any line.
+    elif (
+        not operand.expression
+        and operand.role not in ("required", "setting")
+        and location.site is not None
+        and not location.in_torch
+    ):
         details = comma.join(p for p in (details, _w("untied", lang)) if p)
     sep = "（" if lang == "zh" else " ("
     end = "）" if lang == "zh" else ")"
     return f"{name}{sep}{details}{end}" if details else name
+
+
+def _said(operand: Operand, lang: str) -> str:
+    """Where a value read from the log was set: the words, and the traceback line that shows them."""
+    if not operand.said:
+        return ""
+    said = operand.said.replace("`", "'")
+    if operand.said_at:
+        file, _, line = operand.said_at.rpartition(":")
+        return _w("said.at", lang, said=said, at=f"{_short(file)}:{line}")
+    return _w("said.log", lang, said=said)
 
 
 def where_lines(location: Location | None, lang: str, *, family: bool = True, cut: bool = False) -> list[str]:
@@ -348,17 +429,17 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
         block.append(f"{_label('where', lang)} {where}")
     if location.operands and (family or (site is not None and any(o.expression or o.value for o in location.operands))):
         # Every value read from one warning or log line: say so once, after the sides.
-        origins = {o.origin for o in location.operands if o.value}
+        origins = {o.origin for o in location.operands if o.value and not o.said}
         common = next(iter(origins)) if len(origins) == 1 and origins <= {"warning", "log"} else ""
         shown = " · ".join(_operand(o, location, lang, origin=not common) for o in location.operands)
         if common:
             said = _w(f"origin.{common}", lang)
             shown += f"（均{said}）" if lang == "zh" else f" — {said}"
         block.append(f"{_label('operands', lang)} {shown}")
-    if location.hints:
+    seen = [h for h in location.hints if h.key not in _QUIET]
+    if seen:
         said = ("；" if lang == "zh" else "; ").join(
-            _w(_hint_key(h), lang, value=_hint_value(h.value, lang), other_value=h.other_value)
-            for h in location.hints[:2]
+            _w(_hint_key(h), lang, value=_hint_value(h.value, lang), other_value=h.other_value) for h in seen[:2]
         )
         block.append(f"{_label('seen', lang)} {said}")
     if block:
@@ -368,6 +449,11 @@ def where_lines(location: Location | None, lang: str, *, family: bool = True, cu
     if first:
         lines += [f"{_label('first', lang)} {first}", ""]
     return lines
+
+
+# Hints shown only through the side they give a value to: the dtype a model is loaded in is set in most logs of
+# model code, and is news only where a side takes it.
+_QUIET = frozenset({"model-dtype"})
 
 
 def _caller_words(caller: Site, lang: str) -> str:
@@ -458,7 +544,20 @@ def _moved(location: Location) -> tuple[Operand, Operand] | None:
 # Sides that are no tensor one could call ``.to()`` on: a process group, a Python scalar, what the op requires, a
 # setting, a result the op computes.
 _NOT_TENSORS = frozenset(
-    {"group", "required", "device", "device_ids", "mesh", "config", "value", "result", "numpy", "fp16", "bf16"}
+    {
+        "group",
+        "required",
+        "setting",
+        "device",
+        "device_ids",
+        "mesh",
+        "config",
+        "value",
+        "result",
+        "numpy",
+        "fp16",
+        "bf16",
+    }
 )
 
 
@@ -556,6 +655,8 @@ def location_json(location: Location | None) -> dict[str, Any] | None:
                 "unlike": readable_value(o.unlike) if o.unlike else None,
                 "expression": o.expression or None,
                 "origin": o.origin,
+                "said": o.said or None,
+                "said_at": o.said_at or None,
             }
             for o in location.operands
         ],
@@ -615,6 +716,16 @@ def location_schema() -> dict[str, Any]:
             },
             "expression": text,
             "origin": {"enum": list(ORIGINS)},
+            "said": {
+                **text,
+                "description": "Added within 1.2: with origin log, the words of the log that set the value "
+                "(torch_dtype=torch.float16, --fp16), where the log line read gives them.",
+            },
+            "said_at": {
+                **text,
+                "description": "Added within 1.2: with said, file:line of the traceback frame whose code shows "
+                "those words; null when another line of the log does.",
+            },
         },
     }
     hint = {

@@ -25,6 +25,8 @@ HINT_KEYS = (
     "accelerate-precision",
     "process-group-backend",
     "dispatched-model-moved",
+    "torch-npu",
+    "model-dtype",
 )
 """Every kind of hint this module reads (the renderers word each; the JSON schema lists them)."""
 
@@ -44,6 +46,9 @@ class Hint:
     other_value: str = ""
     line: str = ""
     """The line as it was read, trimmed."""
+    said: str = ""
+    """The words of the line that give ``value`` (``torch_dtype=torch.float16``, ``--fp16``), where the renderers show
+    them as the value's source; empty where the whole line is."""
 
 
 _INPUT_IDS = lazy_regex(r"`input_ids` is on (?P<a>\w+), whereas the model is on (?P<b>\w+)")
@@ -69,20 +74,40 @@ _BACKEND = lazy_regex(r"\bProcessGroup(?P<pg>NCCL|Gloo)\b|\bbackend\s*=\s*[\"']?
 _DEVICE_OF_BACKEND = {"nccl": "cuda", "gloo": "cpu"}
 # accelerate's big_modeling wraps .to()/.cuda() of a model dispatched with a device map.
 _DISPATCHED_MOVE = lazy_regex(r"You shouldn't move a model that is dispatched using accelerate hooks")
+# Ascend's plugin imported or in a frame's path: this torch (a CPU build) runs on NPUs through torch_npu, not CUDA.
+_TORCH_NPU = lazy_regex(
+    r"\bimport torch_npu\b|\bimport torch, torch_npu\b|[\\/](?:site|dist)-packages[\\/]torch_npu[\\/]"
+)
+# The dtype a model is loaded or run in, as code or a command line sets it: transformers' ``torch_dtype=`` (``dtype=``
+# from 4.56) in a ``from_pretrained`` call, HF-style ``--fp16`` / ``--bf16`` flags (not followed by False) and the
+# ``fp16=True`` / ``bf16=True`` of an arguments repr. A log that sets two different ones names none (:func:`find_hints`).
+_MODEL_DTYPE = lazy_regex(
+    r"\btorch_dtype\s*=\s*(?:torch\.(?P<torch>float16|half|bfloat16|float32|float)\b|[\"'](?P<quoted>float16|bfloat16|float32)[\"'])"
+    r"|from_pretrained\(.*\bdtype\s*=\s*torch\.(?P<new>float16|half|bfloat16|float32|float)\b"
+    r"|(?:^|\s)--(?P<flag>fp16|bf16)\b(?![ =]+(?:False|false|0)\b)"
+    r"|\b(?P<field>fp16|bf16)\s*=\s*True\b"
+)
+_FLAG_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "half": "float16", "float": "float32"}
 _ANY = lazy_regex(
     r"whereas the model is on|silently casted in float32|offloaded to the|dispatched on the CPU|MixedPrecision"
     r"|_enabled \.|Mixed precision type: |ProcessGroup(?:NCCL|Gloo)|backend\s*=|dispatched using accelerate hooks"
+    r"|torch_npu|dtype\s*=|--fp16|--bf16|fp16\s*=\s*True|bf16\s*=\s*True"
 )
+# Kinds whose lines must agree: a log that loads one model in float16 and another in bfloat16 says neither.
+_ONE_VALUE = frozenset({"model-dtype"})
 
 
 def find_hints(text: str) -> tuple[Hint, ...]:
     """Every such line in ``text``, first occurrence of each kind, in order."""
     found: dict[str, Hint] = {}
+    disagree: set[str] = set()
     for raw in lines_containing(_ANY, text):
         line = raw.strip()[:400]
         for hint in _read(line):
-            found.setdefault(hint.key, hint)
-    return tuple(found.values())
+            first = found.setdefault(hint.key, hint)
+            if hint.key in _ONE_VALUE and first.value != hint.value:
+                disagree.add(hint.key)
+    return tuple(h for h in found.values() if h.key not in disagree)
 
 
 def _read(line: str) -> list[Hint]:
@@ -98,13 +123,21 @@ def _read(line: str) -> list[Hint]:
         hints.append(Hint("fsdp-param-dtype", "param_dtype", match["p"], "reduce_dtype", match["r"], line))
     if match := _DEEPSPEED.search(line):
         dtype = "fp16" if match["key"].startswith("fp16") else "bf16"
-        hints.append(Hint("deepspeed-precision", "DeepSpeed", dtype, line=line))
+        hints.append(Hint("deepspeed-precision", "DeepSpeed", dtype, line=line, said=match[0]))
     if match := _ACCELERATE.search(line):
-        hints.append(Hint("accelerate-precision", "Accelerator", match["mode"], line=line))
+        hints.append(Hint("accelerate-precision", "Accelerator", match["mode"], line=line, said=match[0]))
     if match := _BACKEND.search(line):
         backend = (match["pg"] or match["named"]).lower()
         device = _DEVICE_OF_BACKEND[backend]
         hints.append(Hint("process-group-backend", "process group", device, "backend", backend, line))
     if _DISPATCHED_MOVE.search(line):
         hints.append(Hint("dispatched-model-moved", "model", "device_map", line=line))
+    if _TORCH_NPU.search(line):
+        hints.append(Hint("torch-npu", "torch", "npu", line=line))
+    if match := _MODEL_DTYPE.search(line):
+        name = next(v for v in match.groupdict().values() if v)
+        said = match[0].strip()
+        if said.startswith("from_pretrained("):
+            said = said[said.rindex("dtype") :].strip()  # the keyword, not the whole call
+        hints.append(Hint("model-dtype", "model", _FLAG_DTYPES.get(name, name), line=line, said=said))
     return hints

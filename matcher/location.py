@@ -21,13 +21,24 @@ from typing import Any
 
 from .hints import Hint, find_hints
 from .incident import Incident
+from .literal import fixed_value
 from .owner import Owner, OwnerKind, owner_of
 from .recover import variants
 from .regex import LazyRegex, lazy_regex
 from .source import lines_containing
 from .traceback import ErrorLine, ForwardTrace, Frame, Stack, find_forward_traces
 
-__all__ = ["ORIGINS", "Location", "Operand", "OperandRule", "Site", "load_rules", "locate", "read_operands"]
+__all__ = [
+    "ORIGINS",
+    "Location",
+    "Operand",
+    "OperandRule",
+    "Site",
+    "c10_spelling",
+    "load_rules",
+    "locate",
+    "read_operands",
+]
 
 
 ORIGINS = ("message", "warning", "log", "line")
@@ -51,10 +62,17 @@ class Operand:
     origin: str = "message"
     """Where ``value`` was read: ``message`` (the error itself, or what the op requires), ``warning`` (a warning
     printed at the same line with a wording of ``census/operands.yaml``), ``log`` (a log line of :mod:`.hints`) or
-    ``line`` (a literal on the failing line, ``.to("cuda")``)."""
+    ``line`` (a literal on the failing line, ``.to("cuda")``, or what the tied expression's own code fixes,
+    ``x.half()``: :mod:`.literal`)."""
     unlike: str = ""
     """What the message says this side is not, when it names no value of its own: the dtype or device the op
     requires (``scatter(): Expected dtype int64 for index``: the index is not int64); empty otherwise."""
+    said: str = ""
+    """With ``origin`` ``log``: the words of the log that set ``value`` (``torch_dtype=torch.float16``, ``--fp16``), where
+    the hint read gives them; empty otherwise."""
+    said_at: str = ""
+    """With ``said``: ``file:line`` of the traceback frame whose code shows those words; empty when another line of the
+    log does."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +139,8 @@ class _Rules:
     """Methods that copy a tensor to a fixed device (``tolist`` -> ``cpu``): the destination side of a copy."""
     scalar_types: dict[str, str]
     """``c10::ScalarType`` names by number, for messages that print the number."""
+    kernels: dict[str, str]
+    """The device of a dispatch name that says none (``add_stub`` -> ``cpu``)."""
 
 
 @functools.cache
@@ -145,7 +165,8 @@ def load_rules() -> _Rules:
     }
     copies_to = dict(data.get("copies_to", {}))
     scalar_types = {str(k): v for k, v in data.get("scalar_types", {}).items()}
-    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types)
+    kernels = dict(data.get("kernels", {}))
+    return _Rules(rules, dict(data["methods"]), calls, modules, copies_to, scalar_types, kernels)
 
 
 _PREFIX = lazy_regex(r"^(?:struct\s+)?(?:c10::|at::)")
@@ -161,11 +182,38 @@ def _clean(value: str) -> str:
     return value
 
 
+# C++ spellings of scalar types that take more than one word or a compiler's own name (``typeid`` of ``int64_t`` is
+# ``long int`` with GCC, ``__int64`` with MSVC), as c10 names them, so that a rule reading one word reads them whole.
+_CXX_TYPES = lazy_regex(
+    r"\b(?:unsigned (?:__int64|long long|long int|long)|long long int|long long|long int|__int64|unsigned char"
+    r"|signed char|unsigned short|short int|unsigned int)\b"
+)
+_CXX_NAMES = {
+    "unsigned char": "Byte",
+    "signed char": "Char",
+    "unsigned short": "UInt16",
+    "short int": "Short",
+    "unsigned int": "UInt32",
+}
+
+
+def c10_spelling(message: str) -> str:
+    """The message with its C++ type names as c10 names them (``unsigned char`` -> ``Byte``)."""
+    return _CXX_TYPES.sub(_cxx_name, message)
+
+
+def _cxx_name(match: re.Match[str]) -> str:
+    text = match[0]
+    return _CXX_NAMES.get(text) or ("UInt64" if text.startswith("unsigned") else "Long")
+
+
 def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tuple[Operand, ...]]:
     """``(op, operands)`` that a message names, by the first rule of ``census/operands.yaml`` that reads it.
 
     A side the message leaves without a value takes it from the log line of ``hints`` its rule names (the backend
-    of a process group, printed before a collective fails)."""
+    of a process group, printed before a collective fails). C++ type names are read as c10's (``__int64`` and
+    ``long int`` as ``Long``, ``unsigned char`` as ``Byte``)."""
+    message = c10_spelling(message)
     tables = load_rules()
     for rule in tables.rules:
         found = rule.pattern.search(message)
@@ -190,15 +238,22 @@ def read_operands(message: str, hints: tuple[Hint, ...] = ()) -> tuple[str, tupl
                 value = tables.scalar_types.get(value, "")
             if spec.get("count") in groups:
                 value = _devices(int(groups[spec["count"]]))
-            origin = "message"
-            hint = next((h for h in hints if h.key == spec.get("hint")), None)
-            if not value and hint is not None:
+            if spec.get("kernel") in groups:
+                value = tables.kernels.get(groups[spec["kernel"]], "")
+            origin, said = "message", ""
+            # ``hint``: a key of :mod:`.hints`, or several, the first the log has giving the value.
+            named = spec.get("hint", ())
+            keys: tuple[str, ...] = (named,) if isinstance(named, str) else tuple(named)
+            hint = next((h for key in keys for h in hints if h.key == key), None)
+            if hint is not None and (not value or "group" not in spec):
                 # ``hint_side: other``: the side is what the line names second (the dtype the query is cast to).
                 value = (hint.other_value if spec.get("hint_side") == "other" else "") or hint.value
-                origin = "log"
+                origin, said = "log", hint.said
             # ``unlike``: the value the message requires of this side, which it therefore does not have.
             unlike = "" if value else spec.get("unlike", "").format(**groups)
-            operands.append(Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike)))
+            operands.append(
+                Operand(argument, role, spec["kind"], value, origin=origin, unlike=_clean(unlike), said=said)
+            )
         return op, _legacy_devices(tuple(operands))
     return "", ()
 
@@ -208,15 +263,18 @@ def _devices(count: int) -> str:
     return ",".join(f"cuda:{i}" for i in range(count)) or "cpu"
 
 
-_LEGACY_TYPE = lazy_regex(r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU)(?P<b>\w+?)Type)$")
+_LEGACY_TYPE = lazy_regex(
+    r"^(?:torch\.(?P<cuda>cuda\.)?(?P<a>\w+?)Tensor|(?P<device>CUDA|CPU|MPS|XPU)(?P<b>\w+?)Type)$"
+)
 
 
 def _legacy_devices(operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
-    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` is one dtype on two devices: report the devices."""
+    """``torch.cuda.HalfTensor`` against ``torch.HalfTensor`` (``MPSBFloat16Type`` against ``CPUBFloat16Type``) is one
+    dtype on two devices: report the devices."""
     parsed = [_LEGACY_TYPE.match(o.value) for o in operands]
     if len(parsed) != 2 or not all(parsed):
         return operands
-    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] or m["device"] == "CUDA" else "cpu") for m in parsed if m]
+    kinds = [(m["a"] or m["b"], "cuda" if m["cuda"] else (m["device"] or "cpu").lower()) for m in parsed if m]
     if kinds[0][0] != kinds[1][0] or kinds[0][1] == kinds[1][1]:
         return operands
     return tuple(replace(o, kind="device", value=k[1]) for o, k in zip(operands, kinds, strict=True))
@@ -325,7 +383,30 @@ def _located(
         _, module, (given, read) = _tie(frames[at], frames[at + 1], frames[at + 1 :], op, tied[0])
         if op == "config" or (read and not module):
             tied = (tuple(o if o.expression else g for o, g in zip(tied[0], given, strict=True)), tied[1])
-    return Location(site, not outside, caller, call, module, op or tied[1], tied[0], hints)
+    operands = _said_at(_spelled(tied[0], site.code), frames, hints)
+    return Location(site, not outside, caller, call, module, op or tied[1], operands, hints)
+
+
+def _spelled(operands: tuple[Operand, ...], code: str) -> tuple[Operand, ...]:
+    """A dtype asked for that the line spells out (``torch.finfo(torch.float8_e4m3fn)``): that spelling is its
+    expression."""
+    return tuple(
+        replace(o, expression=f"torch.{o.value}")
+        if o.role == "dtype" and not o.expression and o.value and re.search(rf"\btorch\.{re.escape(o.value)}\b", code)
+        else o
+        for o in operands
+    )
+
+
+def _said_at(operands: tuple[Operand, ...], frames: list[Frame], hints: tuple[Hint, ...]) -> tuple[Operand, ...]:
+    """The operands with the frame whose code is the log line their value was read from (the innermost one:
+    ``from_pretrained(..., torch_dtype=torch.float16)`` in the traceback of a failure while loading)."""
+    done = []
+    for o in operands:
+        lines = {h.line for h in hints if o.said and h.said == o.said}
+        frame = next((f for f in reversed(frames) if f.code.strip()[:400] in lines), None)
+        done.append(replace(o, said_at=f"{frame.file}:{frame.line}") if frame is not None else o)
+    return tuple(done)
 
 
 def _index_of(frames: list[Frame], site: Site) -> int:
@@ -449,7 +530,7 @@ def _tie(
     entered = below is not None  # the line called into the frame below
     binary = _binary(frame.marked or frame.code, entered) or _binary(frame.code, entered)
     if binary is not None:
-        return binary[0], "", (_tied(operands, binary[1]), binary[2])
+        return binary[0], "", (_destination(_tied(operands, binary[1]), ""), binary[2])
     function = below.function if below is not None else ""
     parsed = _call_node(frame.marked or frame.code, function) or _call_node(frame.code, function)
     if parsed is None:
@@ -458,7 +539,7 @@ def _tie(
             return "", "", (operands, "")
         # ``buf[idx] = scores`` is index_put_(buf, (idx,), scores): destination, indices, source.
         roles = {"self": assigned[0], "indices": assigned[1], "source": assigned[2]}
-        return frame.code, "", (tuple(_with_expression(o, roles) for o in operands), "index_put")
+        return frame.code, "", (_destination(tuple(_with_expression(o, roles) for o in operands), ""), "index_put")
     node, source = parsed
 
     def text(part: ast.AST) -> str:
@@ -501,7 +582,10 @@ def _tie(
     else:
         key = name.rstrip("_")
         positional = tables.calls.get(key, ())
-        qualified = receiver is not None and receiver.split(".")[0] in _NAMESPACES
+        # ``torch.matmul(a, b)``, ``F.linear(...)``: a namespace; ``nn.Linear(16, 4).to(device)``: a value built there
+        qualified = (
+            receiver is not None and bool(re.fullmatch(r"[\w.]+", receiver)) and receiver.split(".")[0] in _NAMESPACES
+        )
         read_op = key if positional else ""
         if positional and receiver is not None and not qualified:
             by_role[positional[0]] = receiver
@@ -516,20 +600,19 @@ def _tie(
     return call_text, module, (_destination(_tied(operands, by_role), ""), read_op)
 
 
-_DEVICE_LITERAL = lazy_regex(r"""^(?:torch\.device\()?["'](?P<device>(?:cuda|cpu|mps|xpu|meta)(?::\d+)?)["']\)?$""")
-
-
 def _destination(operands: tuple[Operand, ...], copies_to: str) -> tuple[Operand, ...]:
-    """A device side the message leaves open, read from the line: the device a ``.tolist()`` / ``.cuda()`` copies to,
-    or a device literal (``.to("cuda")``)."""
+    """Sides the message leaves without a value, read from the line: the device a ``.tolist()`` / ``.cuda()`` copies
+    to, or what the tied expression's own code fixes (``.to("cuda")``, ``x.half()``, ``torch.zeros(n, device="cpu")``,
+    :mod:`.literal`)."""
     done = []
     for o in operands:
-        if o.kind == "device" and not o.value and o.expression:
-            literal = _DEVICE_LITERAL.match(o.expression.strip())
-            if copies_to and o.role == "device":
+        # A side the message shows not to have a value (``unlike``) keeps that: a literal against it would mean the tie
+        # is wrong.
+        if not o.value and o.expression and not o.unlike:
+            if copies_to and o.kind == "device" and o.role == "device":
                 o = replace(o, value=copies_to, origin="line")
-            elif literal:
-                o = replace(o, value=literal["device"], origin="line")
+            elif fixed := fixed_value(o.expression, o.kind):
+                o = replace(o, value=fixed, origin="line")
         done.append(o)
     return tuple(done)
 
@@ -682,7 +765,21 @@ def _is_wrapper_call(node: ast.Call) -> bool:
 
 
 _WRAPPERS = frozenset(
-    {"to", "type_as", "float", "half", "bfloat16", "view", "reshape", "transpose", "chunk", "sum", "mean"}
+    {
+        "to",
+        "type_as",
+        "float",
+        "half",
+        "bfloat16",
+        "view",
+        "reshape",
+        "transpose",
+        "chunk",
+        "sum",
+        "mean",
+        "squeeze",
+        "unsqueeze",
+    }
 )
 
 

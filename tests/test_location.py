@@ -234,6 +234,8 @@ def test_json_location_shape() -> None:
         "unlike": None,
         "expression": "self.score.weight",
         "origin": "message",
+        "said": None,
+        "said_at": None,
     }
     assert data["first_step"]["en"].startswith("make both sides one dtype")
 
@@ -384,6 +386,15 @@ def test_augmented_assignment_writes_into_its_target() -> None:
          "offload", "cpu", ""),
         ("WARNING:accelerate.big_modeling:You shouldn't move a model that is dispatched using accelerate hooks.",
          "dispatched-model-moved", "device_map", ""),
+        # The dtype a model is loaded or run in, as real logs set it: a traceback's from_pretrained line
+        # (kb/peft/quantized-model-spilled-to-cpu-or-disk/llama-chinese-123.log), an arguments repr
+        # (kb/accelerate/trainer-apex-fp16-backend-without-apex-amp/apex-4.57.6.log), a launcher's flags
+        # (kb/frameworks/deepseek-moe-remote-code-index-put-dtype/lf-2639.log, tests/blind28b/llava-774).
+        ("model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path,device_map='auto',"
+         "torch_dtype=torch.float16,load_in_8bit=True)", "model-dtype", "float16", ""),
+        ('args = TrainingArguments(output_dir="out", fp16=True, half_precision_backend="apex")', "model-dtype",
+         "float16", ""),
+        ("    --fp16 True \\", "model-dtype", "float16", ""),
     ],
 )  # fmt: skip
 def test_more_hints(line: str, key: str, value: str, other_value: str) -> None:
@@ -732,3 +743,190 @@ def test_a_sum_around_nested_module_calls_is_not_the_op() -> None:
     location = locate(build_incident(LORA_LOCALS))
     assert location is not None
     assert [(readable_value(o.value), o.expression) for o in location.operands] == [("float32", ""), ("bfloat16", "")]
+
+
+@pytest.mark.parametrize(
+    ("expression", "kind", "value"),
+    [
+        ("x.half()", "dtype", "float16"),
+        ("x.half()", "device", ""),
+        ("x.half().cuda()", "device", "cuda"),
+        ("x.half().to(self.device)", "dtype", "float16"),
+        ("x[0].view(-1).float()", "dtype", "float32"),
+        ("x.to(torch.bfloat16)", "dtype", "torch.bfloat16"),
+        ("x.to('cuda:1')", "device", "cuda:1"),
+        ("x.cuda(1)", "device", "cuda:1"),
+        ("x.to(device='cpu', dtype=torch.float16)", "device", "cpu"),
+        ("torch.tensor([1, 2], dtype=torch.long)", "dtype", "torch.long"),
+        ("torch.zeros(3, device=torch.device('cuda', 1))", "device", "cuda:1"),
+        # what the code does not settle: a factory's default, another tensor's dtype, a dtype variable
+        ("torch.zeros(3)", "dtype", ""),
+        ("x.half().to(other)", "dtype", ""),
+        ("x.to(dtype=y.dtype)", "dtype", ""),
+        ("x.to(self.device)", "device", ""),
+        ("pooled", "dtype", ""),
+    ],
+)
+def test_the_value_an_expressions_own_code_fixes(expression: str, kind: str, value: str) -> None:
+    from dtypefix.matcher.literal import fixed_value
+
+    assert fixed_value(expression, kind) == value
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "kb/torch/embedding-indices-not-integer/ccsmeth-57.log",
+        "kb/torch/loss-class-weights-dtype-differs-from-logits/cpu-repro-ce_weight_half_buffer.log",
+        "kb/torch/view-as-complex-on-bf16-tensor/pytorch-95100.log",
+    ],
+)
+def test_a_literal_on_the_line_agrees_with_the_message_where_both_give_the_value(log: str) -> None:
+    """Real output whose message prints the dtype of a side tied to ``kmer.int()`` / ``logits.float()`` /
+    ``torch.rand(32, 2).bfloat16()``: the literal alone gives the same dtype (what it gives when the message is bare)."""
+    from dtypefix.matcher.literal import fixed_value
+
+    path = Path(__file__).resolve().parents[1] / log
+    location = locate(build_incident(path.read_text(encoding="utf-8")))
+    assert location is not None
+    read = [(readable_value(o.value).split(" ")[0], fixed_value(o.expression, o.kind)) for o in location.operands]
+    pairs = [(value, readable_value(fixed)) for value, fixed in read if fixed]
+    assert pairs and all(value == fixed for value, fixed in pairs)
+
+
+def test_a_bare_message_takes_a_sides_value_from_its_literal() -> None:
+    """torch 2.0's "mat1 and mat2 must have the same dtype" prints no dtypes; ``self.score(pooled.half())`` still says
+    what mat1 is, and the weight stays without a value."""
+    log = LINEAR.replace("self.score(pooled)", "self.score(pooled.half())").replace(", but got Float and BFloat16", "")
+    location = locate(build_incident(log))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression, o.origin) for o in location.operands] == [
+        ("mat1", "float16", "pooled.half()", "line"),
+        ("mat2", "", "self.score.weight", "message"),
+    ]
+    assert (
+        _line(format_report(explain(log)), "Operands") == "`pooled.half()` (mat1, float16) · `self.score.weight` (mat2)"
+    )
+
+
+def test_item_on_a_meta_tensor_copies_to_the_host() -> None:
+    """kb/family/meta-tensor/qwen25omni-110.log: generate's ``.item()`` on a tensor left on the meta device after
+    accelerate offloaded parameters; item() reads into a Python number, so the destination is the CPU."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "family" / "meta-tensor" / "qwen25omni-110.log"
+    screen = format_report(explain(kb.read_text(encoding="utf-8")))
+    assert _line(screen, "Operands") == "tensor (meta) · destination (cpu)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python train.py --fp16 False",  # a flag switched off
+        "x = torch.zeros(3, dtype=torch.float16)",  # a tensor's dtype, not the model's
+        # two models in two dtypes: the log sets neither
+        "a = A.from_pretrained(p, torch_dtype=torch.float16)\nb = B.from_pretrained(q, torch_dtype=torch.bfloat16)",
+    ],
+)
+def test_no_model_dtype_where_the_log_does_not_set_one(text: str) -> None:
+    assert [h for h in find_hints(text) if h.key == "model-dtype"] == []
+
+
+def _sampling(setting: str) -> str:
+    """tests/blind32a/gptq-for-llama-36 (a real sampling failure in transformers' ``sample``), its first line replaced
+    by another command line."""
+    log = _sample_log("blind32a/gptq-for-llama-36")
+    return setting + "\n" + log.split("\n", 1)[1]
+
+
+def test_sampling_names_the_probabilities_and_the_precision_the_log_sets() -> None:
+    """``torch.multinomial(probs, ...)``: the probabilities are its first argument; the message names no dtype, and the
+    precision the command line sets is shown with its words."""
+    log = _sampling("python llama_inference.py decapoda-research/llama-7b-hf --fp16 --text 'this is llama'")
+    en, zh = format_report(explain(log), "en"), format_report(explain(log), "zh")
+    assert _line(en, "Operands") == "`probs` (probabilities) · precision (float16, from `--fp16` in the log)"
+    assert _line(zh, "两侧张量") == "`probs`（概率张量） · 精度设置（float16，来自日志里的 `--fp16`）"
+    # shown through the side it gives a value to, not again as a log hint
+    assert not _line(en, "Seen in the log")
+    operand = location_json(explain(log).location)["operands"][1]  # type: ignore[index]
+    assert (operand["said"], operand["said_at"], operand["origin"]) == ("--fp16", None, "log")
+
+
+def test_sampling_without_a_precision_in_the_log_says_so() -> None:
+    screen = format_report(explain(_sample_log("blind32a/gptq-for-llama-36")), "en")
+    assert _line(screen, "Operands") == "`probs` (probabilities) · precision (not in the log)"
+
+
+def test_a_setting_on_a_traceback_line_is_shown_at_that_line() -> None:
+    """The from_pretrained line of kb/peft/quantized-model-spilled-to-cpu-or-disk/llama-chinese-123.log as the outer
+    frame of a sampling failure: the setting is shown at its file and line."""
+    frame = (
+        'Traceback (most recent call last):\n  File "C:\\Llama2-Chinese\\examples\\chat_gradio.py", line 86, in <module>\n'
+        "    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path,device_map='auto',"
+        "torch_dtype=torch.float16,load_in_8bit=True)\n"
+    )
+    log = _sample_log("blind32a/gptq-for-llama-36").replace("Traceback (most recent call last):\n", frame)
+    location = explain(log).location
+    assert location is not None
+    assert location.operands[1].said_at.endswith("chat_gradio.py:86")
+    assert _line(format_report(explain(log), "en"), "Operands") == (
+        "`probs` (probabilities) · precision (float16, from `torch_dtype=torch.float16` at `chat_gradio.py:86`)"
+    )
+
+
+def test_the_bench_counts_a_value_shown_with_where_it_was_set() -> None:
+    """bench/where_eval.py reads the Operands line: a value followed by its source, and code in brackets, count."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "where_eval.py"
+    spec = importlib.util.spec_from_file_location("where_eval", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up by name
+    spec.loader.exec_module(bench)
+    assert bench._sides("`probs` (probabilities) · precision (float16, from `--fp16` in the log)") == 1
+    assert bench._sides("`x.half()` (mat1, float16) · precision (bfloat16, from `bf16=True` at `run.py:3`)") == 2
+    assert bench._sides("`probs` (probabilities) · precision (not in the log)") == 0
+
+
+def test_an_allgather_of_two_types_names_the_output_and_input_tensors() -> None:
+    """kb/deepspeed/zero3-allgather-params-of-mixed-dtypes/firefly-127.log: DeepSpeed's ``all_gather_into_tensor`` hands
+    ``output_tensor=output_tensor`` on; the message names neither dtype, and the input is on a line the paste cut."""
+    kb = Path(__file__).resolve().parents[1] / "kb" / "deepspeed" / "zero3-allgather-params-of-mixed-dtypes"
+    location = locate(build_incident((kb / "firefly-127.log").read_text(encoding="utf-8")))
+    assert location is not None
+    assert [(o.argument, o.value, o.expression) for o in location.operands] == [
+        ("output tensor", "", "output_tensor"),
+        ("input tensor", "", ""),
+    ]
+
+
+def test_a_call_on_a_constructed_value_is_a_method_call() -> None:
+    """``nn.Linear(16, 4).to(device)`` (recordings/h100-2026-11, dev_invalid_device_ordinal): the receiver is a module
+    built with ``nn.``, not the ``nn`` namespace, so ``device`` is the device argument of ``to``."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/run.py", line 6, in <module>\n'
+        "    model = nn.Linear(16, 4).to(device)\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1384, in to\n'
+        "    return self._apply(convert)\n"
+        "torch.AcceleratorError: CUDA error: invalid device ordinal\n"
+    )
+    location = locate(build_incident(log))
+    assert location is not None
+    assert [(o.expression, o.value) for o in location.operands] == [("device", "cuda"), ("", "")]
+
+
+def test_a_dtype_the_line_spells_is_tied_to_it() -> None:
+    """tests/blind29a/sglang-5869: ``torch.finfo(torch.float8_e4m3fn)`` on a torch that predates the dtype."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.10/site-packages/sglang/srt/utils.py", line 119, in <module>\n'
+        "    FP8_E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max\n"
+        "AttributeError: module 'torch' has no attribute 'float8_e4m3fn'\n"
+    )
+    location = locate(build_incident(log))
+    assert location is not None
+    assert [(o.argument, o.expression, o.value) for o in location.operands] == [
+        ("dtype asked for", "torch.float8_e4m3fn", "float8_e4m3fn"),
+        ("installed torch", "", ""),
+    ]

@@ -133,6 +133,8 @@ def test_sides_printed_above_the_frames() -> None:
         ("blind31b/torchaudio-3446", "`self` (cuda:0, not on the line) · `window` (cpu, not on the line)"),
         # IPython's numbered lines under the arrow are the rest of the call: `_flash_attn_forward(q, k, v, ...)`
         ("blind30a/unsloth-1154", "`q` (not float16 or bfloat16) · dtypes the operator takes (float16, bfloat16)"),
+        # the Windows builds name int64 by MSVC's type name
+        ("blind32b/yolov7-186", "result (float32, not on the line) · output (int64, not on the line)"),
     ],
 )
 def test_one_sided_refusals_and_scalars_name_both_sides(name: str, operands: str) -> None:
