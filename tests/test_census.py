@@ -263,8 +263,13 @@ def test_the_dtype_safety_net_reads_more_check_words(message: str, catalog) -> N
 @pytest.mark.parametrize(
     ("message", "family"),
     [
-        # sgl-project/sglang PR 8197: AITER's biased_grouped_topk kernel prints its bare TORCH_CHECK condition
-        ("RuntimeError: gating_output.dtype() == correction_bias.dtype()", "DTF050"),
+        # a TORCH_CHECK with no message prints its condition: flash-attn's fused_dense_lib checks
+        # TORCH_CHECK(input.dtype() == weight.dtype()) (AITER's bare "gating_output.dtype() == ..." has its own entry)
+        (
+            "RuntimeError: Expected input.dtype() == weight.dtype() to be true, but got false.  (Could this error message "
+            "be improved?  If so, please report an enhancement request to PyTorch.)",
+            "DTF050",
+        ),
         # pytorch/pytorch issue 149822 (torch 2.6.0): CUDA's device guard met a CPU tensor
         (
             'RuntimeError: t == DeviceType::CUDA INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/impl/CUDAGuardImpl.h":28, '
