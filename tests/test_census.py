@@ -263,11 +263,12 @@ def test_the_dtype_safety_net_reads_more_check_words(message: str, catalog) -> N
 @pytest.mark.parametrize(
     ("message", "family"),
     [
-        # a TORCH_CHECK with no message prints its condition: flash-attn's fused_dense_lib checks
-        # TORCH_CHECK(input.dtype() == weight.dtype()) (AITER's bare "gating_output.dtype() == ..." has its own entry)
+        # torch 2.2.0 libtorch_cpu.dylib (macOS wheel), MPS copy: an internal assert printing its dtype condition
+        # (AITER's bare "gating_output.dtype() == correction_bias.dtype()" has its own entry, DTF709)
         (
-            "RuntimeError: Expected input.dtype() == weight.dtype() to be true, but got false.  (Could this error message "
-            "be improved?  If so, please report an enhancement request to PyTorch.)",
+            "RuntimeError: src.dtype() == dst.dtype() && src.strides() == dst.strides() && is_dense_in_storage(src) "
+            'INTERNAL ASSERT FAILED at "/Users/runner/work/pytorch/pytorch/pytorch/aten/src/ATen/native/mps/operations/'
+            'Copy.mm":163, please report a bug to PyTorch.',
             "DTF050",
         ),
         # pytorch/pytorch issue 149822 (torch 2.6.0): CUDA's device guard met a CPU tensor
