@@ -62,7 +62,9 @@ _GPU_LINES = (
     # warns of a GPU its build has no kernels for
     lazy_regex(r"\bYour (?P<name>.+?) GPU (?:has|does not have a) compute capability"),
     lazy_regex(r"\bFound (?P<name>.+?) which is too old to be supported by the triton GPU compiler"),
-    lazy_regex(r"^(?:\w*Warning: )?(?P<name>.+?) with CUDA capability sm_\d+ is not compatible"),
+    lazy_regex(
+        r"(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)\b[^`:]*?) with CUDA capability sm_\d+ is not compatible"
+    ),
     lazy_regex(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
     lazy_regex(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
     # ``nvidia-smi --query-gpu=name,compute_cap --format=csv``'s rows, unsloth's banner, YOLOv5's / Ultralytics' banner,

@@ -121,6 +121,9 @@ def test_lines_that_name_the_gpu() -> None:
             "NVIDIA H800",
             9.0,
         ),
+        "/usr/lib/python3.10/site-packages/torch/cuda/__init__.py:145: UserWarning: NVIDIA GeForce RTX A5000 with CUDA "
+        "capability sm_86 is not compatible with the current PyTorch installation. The current PyTorch install "
+        "supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.": ("NVIDIA GeForce RTX A5000", 8.6),
         "name, compute_cap\nNVIDIA A800 80GB PCIe, 8.0\nNVIDIA A800 80GB PCIe, 8.0": ("NVIDIA A800 80GB PCIe", 8.0),
         "   \\\\   /|    GPU: NVIDIA A100-SXM4-40GB. Max memory: 39.564 GB. Platform = Linux.": (
             "NVIDIA A100-SXM4-40GB",
