@@ -156,23 +156,31 @@ class Gpu:
 def gpus(hardware: Hardware) -> tuple[Gpu, ...]:
     """The machine's GPU models, each once, in the order printed: what a refusal of the GPU is shown against.
 
-    A name that repeats another's start (``Tesla V100`` beside ``Tesla V100-SXM2-32GB``) is that model. The capability
-    the input prints is the one of a machine with one model (vLLM's "Your Tesla T4 GPU has compute capability 7.5"),
-    and it alone, without a name, when it prints one value only; a machine with several models gets the table's value
-    for each. Several different printed values and no name say nothing that could be shown as this machine's."""
+    A name that another extends by its board (``Tesla V100`` beside ``Tesla V100-SXM2-32GB``, ``NVIDIA A800`` beside
+    ``NVIDIA A800 80GB PCIe``) is that model. The capability the input prints is the one of a machine with one model
+    (vLLM's "Your Tesla T4 GPU has compute capability 7.5"), unless the table says otherwise for its name (then neither
+    is shown), and it alone, without a name, when it prints one value only; a machine with several models gets the
+    table's value for each. Several different printed values and no name say nothing that could be shown as this
+    machine's."""
     names: list[str] = []
     for name in hardware.gpu_names:
-        bare = _bare(name)
-        if any(_bare(n).startswith(bare) for n in names):
+        if any(_extends(n, name) for n in names):
             continue
-        names = [n for n in names if not bare.startswith(_bare(n))] + [name]
+        names = [n for n in names if not _extends(name, n)] + [name]
     stated = set(hardware.stated)
     one = stated.pop() if len(stated) == 1 else None
     if not names:
         return (Gpu("", one),) if one is not None else ()
     if len(names) == 1:
-        return (Gpu(names[0], one if one is not None else compute_capability(names[0])),)
+        known = compute_capability(names[0])
+        return (Gpu(names[0], known if one is None else one if known in (None, one) else None),)
     return tuple(Gpu(n, compute_capability(n)) for n in names)
+
+
+def _extends(longer: str, shorter: str) -> bool:
+    """``longer`` is ``shorter`` with its board or memory after it (``-SXM2-32GB``, `` 80GB PCIe``), or the same."""
+    a, b = _bare(longer), _bare(shorter)
+    return a == b or (a.startswith(b) and bool(re.match(r"-|\s+\d+\s*gb\b", a[len(b) :])))
 
 
 def _bare(name: str) -> str:

@@ -168,6 +168,13 @@ def test_a_mixed_machine_names_every_model() -> None:
     assert gpus(mixed) == (Gpu("NVIDIA TITAN RTX", 7.5), Gpu("NVIDIA GeForce GTX 1080 Ti", 6.1))
     same = parse_hardware("- GPU type: Tesla V100\nYour Tesla V100-SXM2-32GB GPU has compute capability 7.0.")
     assert gpus(same) == (Gpu("Tesla V100-SXM2-32GB", 7.0),)
+    # an A10 is no A100, an RTX 3090 no RTX 3090 Ti
+    for a, b in (("NVIDIA A10", "NVIDIA A100-SXM4-80GB"), ("NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090 Ti")):
+        assert len(gpus(parse_hardware(f"GPU 0: {a}\nGPU 1: {b}"))) == 2
+    # a printed capability the table contradicts for the one model named: neither is shown
+    assert gpus(parse_hardware("GPU 0: NVIDIA GeForce RTX 4090\nCurrent capability: 80")) == (
+        Gpu("NVIDIA GeForce RTX 4090", None),
+    )
     # two capabilities printed and no name: nothing to show as the machine's
     assert gpus(parse_hardware("compute capability 7.5\ncompute capability 8.6")) == ()
 
