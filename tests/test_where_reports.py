@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
 from dtypefix.cli.markdown import format_report
-from dtypefix.cli.where_words import location_json, where_lines
+from dtypefix.cli.where_words import location_json, location_schema, where_lines
 from dtypefix.matcher import explain
 from dtypefix.matcher.hardware import parse_hardware
 from dtypefix.matcher.location import Location, read_operands
@@ -228,7 +229,9 @@ def test_the_gpu_a_check_refused_is_named_where_the_log_names_it() -> None:
         "张量（fp8e4nv） · 计算设备（cuda：NVIDIA A10，sm_86；需要 sm_89 及以上）"
     )
     assert report.location is not None
-    (gpu,) = [o for o in location_json(report.location)["operands"] if o["gpu"]]
+    document = location_json(report.location)
+    jsonschema.validate(document, location_schema())
+    (gpu,) = [o for o in document["operands"] if o["gpu"]]
     assert gpu["gpu"] == {
         "models": [{"name": "NVIDIA A10", "compute_capability": 8.6}],
         "needs": 8.9,
