@@ -68,11 +68,14 @@ _GPU_LINES = (
     lazy_regex(r"GPU (?:device )?name:\s*(?P<name>.+)$", re.IGNORECASE),
     lazy_regex(r"^GPU models and configuration:\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN).+)$"),
     # ``nvidia-smi --query-gpu=name,compute_cap --format=csv``'s rows, unsloth's banner, YOLOv5's / Ultralytics' banner,
-    # a script's own ``print(f"Using device: {torch.cuda.get_device_name()}")``
+    # a script's own ``print(f"Using device: {torch.cuda.get_device_name()}")`` ("CUDA device: …", "Running on …")
     lazy_regex(r"^(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)\b[^,]*), \d{1,2}\.\d$"),
     lazy_regex(r"\bGPU: (?P<name>.+?)\. Max memory: "),
     lazy_regex(r"\bCUDA:\d+ \((?P<name>[^,()]+), \d+MiB\)"),
-    lazy_regex(r"\b[Uu]sing (?:device|GPU)\s*[:：]?\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)\b[^,;()]*?)\s*$"),
+    lazy_regex(
+        r"\b(?:[Uu]sing (?:device|GPU)|CUDA device|[Dd]evice name|get_device_name\(\d*\)|[Rr]unning on(?: GPU)?)"
+        r"\s*[:：=]?\s*(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|TITAN)\b[^,;()]*?)\s*$"
+    ),
     lazy_regex(
         r"^[-*\s]*(?:GPUs?|Hardware|Device)\s*(?:\(s\))?\s*[:：]\s*(?P<name>.+)$", re.IGNORECASE
     ),  # issue templates

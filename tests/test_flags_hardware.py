@@ -134,6 +134,8 @@ def test_lines_that_name_the_gpu() -> None:
             8.0,
         ),
         "Using device: NVIDIA GeForce RTX 3090": ("NVIDIA GeForce RTX 3090", 8.6),
+        "torch.cuda.get_device_name(0) = Tesla T4": ("Tesla T4", 7.5),
+        "Running on NVIDIA L4": ("NVIDIA L4", 8.9),
     }
     for text, (name, capability) in lines.items():
         assert gpus(parse_hardware(text)) == (Gpu(name, capability),), text
