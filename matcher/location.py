@@ -290,10 +290,11 @@ def _method_key(method: str) -> str:
 # torch's own files: anything under an installed ``torch/`` folder, and in a source checkout (or a path the reporter
 # shortened: ``torch/utils/_device.py``) its Python packages.
 _TORCH = lazy_regex(
-    r"[\\/](?:site|dist)-packages[\\/]torch[\\/]"
+    r"(?:^|[\\/])(?:site|dist)-packages[\\/]torch[\\/]"
     r"|(?:^|[\\/])torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
     r"|_prims|_refs|_subclasses|_functorch|func|sparse|backends)[\\/]"
-    r"|[\\/]torch[\\/](?:_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization|_utils)\.py$"
+    r"|(?:^|[\\/])torch[\\/](?:__init__|_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization"
+    r"|_utils)\.py$"
 )
 
 
@@ -576,17 +577,28 @@ def _tie(
             by_role.setdefault(role, value)
         by_role["weight"] = f"{target}.weight"
         by_role["bias"] = f"{target}.bias"
-        # A device message names the argument that differs; the module's parameters are the "other tensors".
-        by_role["others"] = f"{target}.weight"
+        # A device message names the argument that differs; the module's parameters are the "other tensors", unless
+        # the one named is a parameter itself: then the data is ("for argument #2 'weight'": the input is the other).
+        named_parameter = any(o.role in ("weight", "bias") for o in operands)
+        by_role["others"] = by_role.get("input", "") if named_parameter else f"{target}.weight"
+        # Which tensor a module's kernel checks first is its own affair (``embedding`` checks its weight before the
+        # ids it was called with): a message naming a "first" and a "second" tensor is not tied to the call's order.
+        by_role["first"] = by_role["second"] = ""
         read_op = module_op
     else:
         key = name.rstrip("_")
-        positional = tables.calls.get(key, ())
         # ``torch.matmul(a, b)``, ``F.linear(...)``: a namespace; ``nn.Linear(16, 4).to(device)``: a value built there
         qualified = (
             receiver is not None and bool(re.fullmatch(r"[\w.]+", receiver)) and receiver.split(".")[0] in _NAMESPACES
         )
+        # A namespace's own order first: aten's ``torch.embedding(weight, input)`` is not ``F.embedding(input, w)``.
+        namespace = receiver.split(".")[0] if qualified and receiver is not None else ""
+        positional = tables.calls.get(f"{namespace}.{key}", ()) or tables.calls.get(key, ())
         read_op = key if positional else ""
+        if positional and receiver in ("self", "cls"):
+            # ``self.layer_norm(h)``: a method or submodule of the object, not the torch function of that name, whose
+            # arguments it need not take in that order.
+            positional, read_op = (), ""
         if positional and receiver is not None and not qualified:
             by_role[positional[0]] = receiver
             positional = positional[1:]
@@ -631,7 +643,23 @@ def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Opera
         # ``torch.where(mask, scores, big_neg)``: the scalar ``other`` is what is converted to ``input``'s dtype.
         roles.setdefault("self", roles.get("input", ""))
         roles.setdefault("value", roles["other"])
+    if roles.get("target"):
+        # A loss: its one integer tensor is the target (class indices, or labels handed to a float loss). An integer
+        # dtype found is the target's; an integer dtype expected is what the target must be, no other side's.
+        if any(o.role == "found" and _integral(o.value) for o in operands):
+            roles["found"] = roles["target"]
+        operands = tuple(
+            replace(o, role="required") if o.role == "expected" and _integral(o.value) else o for o in operands
+        )
     return tuple(_with_expression(o, roles) for o in operands)
+
+
+_INTEGRAL = lazy_regex(r"^(?:torch\.)?(?:Long|Int|Short|Byte|Char|u?int(?:8|16|32|64)|long|int|short|uint8)$")
+
+
+def _integral(value: str) -> bool:
+    """An integer dtype, as c10 or torch names it (``Long``, ``int64``)."""
+    return bool(_INTEGRAL.match(value))
 
 
 def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str] | None:
@@ -672,6 +700,8 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
 # Receivers that are namespaces, not tensors: ``torch.matmul(a, b)`` is a function call, ``a.matmul(b)`` a method.
 _NAMESPACES = frozenset(
     {"torch", "F", "nn", "functional", "flash_attn", "np", "ops", "fa", "flex_attention", "dist", "distributed", "tl"}
+    # the module TorchInductor's generated code calls aten's kernels through (``extern_kernels.mm(a, b, out=buf)``)
+    | {"extern_kernels"}
 )
 
 
