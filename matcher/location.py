@@ -529,7 +529,12 @@ def _tie(
 ) -> tuple[str, str, tuple[tuple[Operand, ...], str]]:
     """``(call, module, (operands with expressions, op read from the call))`` for the call on ``frame``'s line."""
     entered = below is not None  # the line called into the frame below
-    binary = _binary(frame.marked or frame.code, entered) or _binary(frame.code, entered)
+    # "result type Float can't be cast to the desired output type Long": only an in-place update writes into an output
+    # of its own, so an operation nested in its value (which computes a new tensor) is not the one that raised.
+    exact = any(o.role == "result" for o in operands)
+    binary = (_binary(frame.marked, entered, exact=True) if frame.marked else None) or _binary(
+        frame.code, entered, exact=exact
+    )
     if binary is not None:
         return binary[0], "", (_destination(_tied(operands, binary[1]), ""), binary[2])
     function = below.function if below is not None else ""
@@ -662,10 +667,12 @@ def _integral(value: str) -> bool:
     return bool(_INTEGRAL.match(value))
 
 
-def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str] | None:
+def _binary(code: str, entered: bool = False, *, exact: bool = False) -> tuple[str, dict[str, str], str] | None:
     """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
     its left and right operands, as the line writes them. ``entered``: the traceback goes on below the line, into a
-    function it called."""
+    function it called. ``exact``: the outer operation is known to be the one that raised (Python 3.11's carets marked
+    it, or the message is one only an in-place update raises); otherwise an operation nested in an operand
+    (``h.t() @ (dY @ downB.t())``) ran first and may be the one that raised, and the line does not say which."""
     source = code.strip().removeprefix("return ")
     try:
         tree = ast.parse(source)
@@ -681,6 +688,8 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
             # ``result += self.lora_B(self.lora_A(x)) * s`` with a frame below it: a call on the right raised before
             # anything was added, and that call is the op, not the sum.
             return None
+        if not exact and _inner_operation(statement.value):
+            return None
         # ``total += loss``: the result of ``total + loss`` is written back into ``total``.
         left, right = text(statement.target), text(statement.value)
         roles = {"input": left, "self": left, "first": left, "other": right, "result": right, "second": right}
@@ -692,6 +701,8 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
         return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
     if entered and _has_call(node):
         return None  # ``result + lora_B(lora_A(x)) * scaling`` with a frame below: a call in it raised
+    if not exact and (_inner_operation(node.left) or _inner_operation(node.right)):
+        return None
     left, right = text(node.left), text(node.right)
     op = "matmul" if isinstance(node.op, ast.MatMult) else ""
     return text(node), {"input": left, "weight": right, "self": left, "other": right}, op
@@ -703,6 +714,15 @@ _NAMESPACES = frozenset(
     # the module TorchInductor's generated code calls aten's kernels through (``extern_kernels.mm(a, b, out=buf)``)
     | {"extern_kernels"}
 )
+
+
+def _inner_operation(node: ast.AST) -> bool:
+    """``node`` holds an operation between two operands that are no number literals (``a * b``, not ``1 - mask``):
+    one that can raise a dtype or device error of its own."""
+    return any(
+        isinstance(n, ast.BinOp) and not isinstance(n.left, ast.Constant) and not isinstance(n.right, ast.Constant)
+        for n in ast.walk(node)
+    )
 
 
 def _has_call(node: ast.AST) -> bool:

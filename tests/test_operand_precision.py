@@ -24,7 +24,11 @@ def _log(name: str) -> str:
 
 
 def _located(name: str) -> Location:
-    location = locate(build_incident(_log(name)))
+    return _located_text(_log(name))
+
+
+def _located_text(text: str) -> Location:
+    location = locate(build_incident(text))
     assert location is not None
     return location
 
@@ -126,3 +130,19 @@ def test_the_cast_goes_to_the_parameter() -> None:
     """``self.wq(x)`` with the weight on the "found" side: cast ``x``; a Parameter is never reassigned by a cast."""
     en = "\n".join(where_lines(_located("blind29a/llamacpu-1"), "en"))
     assert "`x = x.to(self.wq.weight.dtype)`" in en and "self.wq.weight = " not in en
+
+
+def test_a_nested_operation_may_be_the_one_that_raised() -> None:
+    """``h.t() @ (dY @ downB.t())`` and ``a * b + c * d`` without carets: the inner operation runs first and may have
+    raised, so neither side is tied; an in-place update's cast error can only be the update's own."""
+    assert [
+        o.expression for o in _located("kb/devices/int8-lora-on-pre-turing-gpu-in-mixed-box/unsloth-212.log").operands
+    ] == ["", ""]
+    corpus = yaml.safe_load((ROOT / "tests" / "corpus" / "internvl-132.yaml").read_text(encoding="utf-8"))
+    assert [o.expression for o in _located_text(corpus["log"]).operands] == ["", ""]
+    assert [
+        o.expression for o in _located("kb/torch/inplace-float-update-of-integer-buffer/hierfl-1.log").operands
+    ] == [
+        "torch.mul(w[i][k], s_num[i]/temp_sample_num)",
+        "w_avg[k]",
+    ]
