@@ -537,6 +537,11 @@ def _tie(
     )
     if binary is not None:
         return binary[0], "", (_destination(_tied(operands, binary[1]), ""), binary[2])
+    if any(o.role == "indices" for o in operands) and (subscript := _indexing(frame.code)) is not None:
+        # "indices should be either on cpu or on the same device as the indexed tensor": the op is the indexing on the
+        # line (``self.logvar[t].to(self.device)``), not the call around it.
+        roles = {"self": subscript[0], "indices": subscript[1]}
+        return frame.code.strip(), "", (tuple(_with_expression(o, roles) for o in operands), "index")
     function = below.function if below is not None else ""
     parsed = _call_node(frame.marked or frame.code, function) or _call_node(frame.code, function)
     if parsed is None:
@@ -743,8 +748,8 @@ def _nested_module_call(node: ast.Call) -> bool:
     for argument in (*node.args, *(k.value for k in node.keywords)):
         for inner in ast.walk(argument):
             func = inner.func if isinstance(inner, ast.Call) else None
-            if isinstance(func, ast.Attribute) and _unparse(func.value).split(".")[0] == "self":
-                return True
+            if isinstance(func, ast.Attribute | ast.Subscript) and _unparse(func.value).split(".")[0] == "self":
+                return True  # ``self.norm1(x)``, or a module taken from a dict: ``self.lora_dropout[name](x)``
             if isinstance(func, ast.Name) and func.id not in _BUILTINS:
                 return True
     return False
@@ -783,6 +788,23 @@ def _call_node(code: str, entered: str = "") -> tuple[ast.Call, str] | None:
         node = named[0] if named else _first_call(tree)
         return (node, source) if node is not None else None
     return None
+
+
+def _indexing(code: str) -> tuple[str, str] | None:
+    """``(indexed tensor, indices)`` of the one indexing by a tensor on the line (``self.logvar[t]``); ``None`` when the
+    line indexes by a tensor twice or not at all (a constant or a slice indexes by no tensor)."""
+    try:
+        tree = ast.parse(code.strip().removeprefix("return "))
+    except (SyntaxError, ValueError):
+        return None
+    found = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Subscript)
+        and not isinstance(n.slice, ast.Constant | ast.Slice)
+        and not (isinstance(n.slice, ast.Tuple) and all(isinstance(e, ast.Constant | ast.Slice) for e in n.slice.elts))
+    ]
+    return (_unparse(found[0].value), _unparse(found[0].slice)) if len(found) == 1 else None
 
 
 def _subscript_assignment(code: str) -> tuple[str, str, str] | None:

@@ -146,3 +146,19 @@ def test_a_nested_operation_may_be_the_one_that_raised() -> None:
         "torch.mul(w[i][k], s_num[i]/temp_sample_num)",
         "w_avg[k]",
     ]
+
+
+def test_an_indexing_message_ties_the_indexing_on_the_line() -> None:
+    """``self.logvar[t].to(self.device)``: the indexed tensor is ``self.logvar`` and the indices ``t`` (not the
+    result of the indexing, which ``.to()`` is called on); a line indexing by two tensors stays untied."""
+    sides = _sides("kb/devices/diffusion-schedule-table-on-cpu-indexed-by-gpu-timesteps/instruct-pix2pix-131.log")
+    assert sides == [("indexed tensor", "self.logvar", "cpu"), ("indices", "t", "")]
+    sides = _sides("kb/devices/cpu-tensor-indexed-with-gpu-indices/shape-guided-11.log")
+    assert [s[1] for s in sides] == ["", ""]
+
+
+def test_a_module_taken_from_a_dict_is_a_nested_module_call() -> None:
+    """``self.lora_A[name](self.lora_dropout[name](x))`` without carets: either module call may have entered torch's
+    module, so neither the input nor the weight is tied."""
+    location = _located("kb/peft/lora-8bit-forward-upcasts-input-to-fp32/lf-1303-8bit-lora-fp16.log")
+    assert [o.expression for o in location.operands] == ["", ""]
