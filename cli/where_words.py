@@ -343,7 +343,12 @@ def _class_words(value: str, lang: str) -> str:
 def _value_words(value: str, lang: str) -> str:
     """A value as the reader's language says it: a class of dtypes in words, a dtype or device by torch's name."""
     readable = readable_value(value)
+    if lang == "zh" and (on := _ON_DEVICE.match(readable)):
+        return f"{on['device']} 上的 {on['dtype']}"  # a legacy tensor type: no English-style brackets inside （）
     return _class_words(value, lang) or (readable.replace(", ", "、") if lang == "zh" else readable)
+
+
+_ON_DEVICE = re.compile(r"^(?P<dtype>\w+) \((?P<device>\w+)\)$")
 
 
 def _argument(argument: str, lang: str, kind: str = "") -> str:

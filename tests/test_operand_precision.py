@@ -124,6 +124,9 @@ def test_chinese_words_for_device_sides_and_classes() -> None:
     Chinese words."""
     assert "期望的设备（cuda）" in "\n".join(where_lines(_located("blind22/dtf205-1"), "zh"))
     assert "参数张量（不是浮点 dtype）" in "\n".join(where_lines(_located("blind27/axolotl-1589"), "zh"))
+    # a legacy tensor type's device in Chinese words, not in English brackets inside full-width ones
+    zh = "\n".join(where_lines(_located("kb/torch/embedding-indices-not-integer/ccsmeth-57.log"), "zh"))
+    assert "`kmer.int()`（indices，cuda 上的 int32）" in zh
 
 
 def test_the_cast_goes_to_the_parameter() -> None:
