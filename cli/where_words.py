@@ -294,6 +294,9 @@ _ARGUMENTS: dict[str, tuple[str, str]] = {
     "inputs": ("inputs", "输入"),
     "expected": ("expected", "期望的类型"),
     "found": ("found", "实际的类型"),
+    # The same sides of a device message: what is expected there is a device, not a type.
+    "expected.device": ("expected", "期望的设备"),
+    "found.device": ("found", "实际的设备"),
     "result": ("result", "运算结果"),
     "output": ("output", "输出张量"),
     "output tensor": ("output tensor", "输出张量"),
@@ -342,18 +345,23 @@ def _class_words(value: str, lang: str) -> str:
 def _value_words(value: str, lang: str) -> str:
     """A value as the reader's language says it: a class of dtypes in words, a dtype or device by torch's name."""
     readable = readable_value(value)
+    if lang == "zh" and (on := _ON_DEVICE.match(readable)):
+        return f"{on['device']} 上的 {on['dtype']}"  # a legacy tensor type: no English-style brackets inside （）
     return _class_words(value, lang) or (readable.replace(", ", "、") if lang == "zh" else readable)
 
 
-def _argument(argument: str, lang: str) -> str:
-    words = _ARGUMENTS.get(argument)
+_ON_DEVICE = re.compile(r"^(?P<dtype>\w+) \((?P<device>\w+)\)$")
+
+
+def _argument(argument: str, lang: str, kind: str = "") -> str:
+    words = _ARGUMENTS.get(f"{argument}.{kind}") or _ARGUMENTS.get(argument)
     if words is None:
         return argument
     return words[1] if lang == "zh" else words[0]
 
 
 def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = True) -> str:
-    argument = _argument(operand.argument, lang)
+    argument = _argument(operand.argument, lang, operand.kind)
     # The message's own names (mat1, query) are code; the words a rule gives an unnamed side are prose.
     name = (
         f"`{operand.expression}`"
@@ -373,6 +381,8 @@ def _operand(operand: Operand, location: Location, lang: str, *, origin: bool = 
             ", ", " 或 " if lang == "zh" else " or "
         )
         value = _w("unlike", lang, value=refused)
+        if lang == "zh" and not refused[:1].isascii():
+            value = value.replace(" ", "", 1)  # 不是浮点 dtype: no space between Chinese words
     label = argument if operand.expression and operand.argument != operand.expression else ""
     said = _said(operand, lang)
     shown = origin and operand.origin in ("warning", "log") and not said
@@ -597,11 +607,20 @@ def _pair(location: Location) -> tuple[Operand, Operand] | None:
     ]
     if len(tied) < 2:
         return None
-    keep = next((o for role in _TOWARDS for o in tied if o.role == role), tied[0])
+    # A module's parameter stays as it is (``self.wq.weight = ...to(x.dtype)`` would not even assign a Parameter): the
+    # data goes to it, whichever role the message gave it ("found").
+    keep = next((o for o in tied if _is_parameter(o.expression)), None) or next(
+        (o for role in _TOWARDS for o in tied if o.role == role), tied[0]
+    )
     move = next((o for o in tied if o is not keep and o.value != keep.value), None)
     if move is None or move.expression == keep.expression:
         return None  # one expression for both sides: the line does not say which tensor differs
     return move, keep
+
+
+def _is_parameter(expression: str) -> bool:
+    """``self.proj.weight``, ``model[…].bias``: a module's own parameter, as a module call ties it."""
+    return bool(re.search(r"\.(?:weight|bias)$", expression))
 
 
 def _is_tuple(expression: str) -> bool:

@@ -322,10 +322,11 @@ def _method_key(method: str) -> str:
 # torch's own files: anything under an installed ``torch/`` folder, and in a source checkout (or a path the reporter
 # shortened: ``torch/utils/_device.py``) its Python packages.
 _TORCH = lazy_regex(
-    r"[\\/](?:site|dist)-packages[\\/]torch[\\/]"
+    r"(?:^|[\\/])(?:site|dist)-packages[\\/]torch[\\/]"
     r"|(?:^|[\\/])torch[\\/](?:nn|autograd|utils|_dynamo|_inductor|distributed|amp|optim|cuda|fx|_higher_order_ops|_library"
     r"|_prims|_refs|_subclasses|_functorch|func|sparse|backends)[\\/]"
-    r"|[\\/]torch[\\/](?:_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization|_utils)\.py$"
+    r"|(?:^|[\\/])torch[\\/](?:__init__|_tensor|_ops|_compile|functional|overrides|_jit_internal|serialization"
+    r"|_utils)\.py$"
 )
 
 
@@ -561,9 +562,19 @@ def _tie(
 ) -> tuple[str, str, tuple[tuple[Operand, ...], str]]:
     """``(call, module, (operands with expressions, op read from the call))`` for the call on ``frame``'s line."""
     entered = below is not None  # the line called into the frame below
-    binary = _binary(frame.marked or frame.code, entered) or _binary(frame.code, entered)
+    # "result type Float can't be cast to the desired output type Long": only an in-place update writes into an output
+    # of its own, so an operation nested in its value (which computes a new tensor) is not the one that raised.
+    exact = any(o.role == "result" for o in operands)
+    binary = (_binary(frame.marked, entered, exact=True) if frame.marked else None) or _binary(
+        frame.code, entered, exact=exact
+    )
     if binary is not None:
         return binary[0], "", (_destination(_tied(operands, binary[1]), ""), binary[2])
+    if any(o.role == "indices" for o in operands) and (subscript := _indexing(frame.code)) is not None:
+        # "indices should be either on cpu or on the same device as the indexed tensor": the op is the indexing on the
+        # line (``self.logvar[t].to(self.device)``), not the call around it.
+        roles = {"self": subscript[0], "indices": subscript[1]}
+        return frame.code.strip(), "", (tuple(_with_expression(o, roles) for o in operands), "index")
     function = below.function if below is not None else ""
     parsed = _call_node(frame.marked or frame.code, function) or _call_node(frame.code, function)
     if parsed is None:
@@ -609,17 +620,28 @@ def _tie(
             by_role.setdefault(role, value)
         by_role["weight"] = f"{target}.weight"
         by_role["bias"] = f"{target}.bias"
-        # A device message names the argument that differs; the module's parameters are the "other tensors".
-        by_role["others"] = f"{target}.weight"
+        # A device message names the argument that differs; the module's parameters are the "other tensors", unless
+        # the one named is a parameter itself: then the data is ("for argument #2 'weight'": the input is the other).
+        named_parameter = any(o.role in ("weight", "bias") for o in operands)
+        by_role["others"] = by_role.get("input", "") if named_parameter else f"{target}.weight"
+        # Which tensor a module's kernel checks first is its own affair (``embedding`` checks its weight before the
+        # ids it was called with): a message naming a "first" and a "second" tensor is not tied to the call's order.
+        by_role["first"] = by_role["second"] = ""
         read_op = module_op
     else:
         key = name.rstrip("_")
-        positional = tables.calls.get(key, ())
         # ``torch.matmul(a, b)``, ``F.linear(...)``: a namespace; ``nn.Linear(16, 4).to(device)``: a value built there
         qualified = (
             receiver is not None and bool(re.fullmatch(r"[\w.]+", receiver)) and receiver.split(".")[0] in _NAMESPACES
         )
+        # A namespace's own order first: aten's ``torch.embedding(weight, input)`` is not ``F.embedding(input, w)``.
+        namespace = receiver.split(".")[0] if qualified and receiver is not None else ""
+        positional = tables.calls.get(f"{namespace}.{key}", ()) or tables.calls.get(key, ())
         read_op = key if positional else ""
+        if positional and receiver in ("self", "cls"):
+            # ``self.layer_norm(h)``: a method or submodule of the object, not the torch function of that name, whose
+            # arguments it need not take in that order.
+            positional, read_op = (), ""
         if positional and receiver is not None and not qualified:
             by_role[positional[0]] = receiver
             positional = positional[1:]
@@ -664,13 +686,31 @@ def _tied(operands: tuple[Operand, ...], by_role: dict[str, str]) -> tuple[Opera
         # ``torch.where(mask, scores, big_neg)``: the scalar ``other`` is what is converted to ``input``'s dtype.
         roles.setdefault("self", roles.get("input", ""))
         roles.setdefault("value", roles["other"])
+    if roles.get("target"):
+        # A loss: its one integer tensor is the target (class indices, or labels handed to a float loss). An integer
+        # dtype found is the target's; an integer dtype expected is what the target must be, no other side's.
+        if any(o.role == "found" and _integral(o.value) for o in operands):
+            roles["found"] = roles["target"]
+        operands = tuple(
+            replace(o, role="required") if o.role == "expected" and _integral(o.value) else o for o in operands
+        )
     return tuple(_with_expression(o, roles) for o in operands)
 
 
-def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str] | None:
+_INTEGRAL = lazy_regex(r"^(?:torch\.)?(?:Long|Int|Short|Byte|Char|u?int(?:8|16|32|64)|long|int|short|uint8)$")
+
+
+def _integral(value: str) -> bool:
+    """An integer dtype, as c10 or torch names it (``Long``, ``int64``)."""
+    return bool(_INTEGRAL.match(value))
+
+
+def _binary(code: str, entered: bool = False, *, exact: bool = False) -> tuple[str, dict[str, str], str] | None:
     """``(text, roles, op)`` when the value a line computes is a binary operation (``grad_w = grad_y.t() @ h``):
     its left and right operands, as the line writes them. ``entered``: the traceback goes on below the line, into a
-    function it called."""
+    function it called. ``exact``: the outer operation is known to be the one that raised (Python 3.11's carets marked
+    it, or the message is one only an in-place update raises); otherwise an operation nested in an operand
+    (``h.t() @ (dY @ downB.t())``) ran first and may be the one that raised, and the line does not say which."""
     source = code.strip().removeprefix("return ")
     try:
         tree = ast.parse(source)
@@ -686,6 +726,8 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
             # ``result += self.lora_B(self.lora_A(x)) * s`` with a frame below it: a call on the right raised before
             # anything was added, and that call is the op, not the sum.
             return None
+        if not exact and _inner_operation(statement.value):
+            return None
         # ``total += loss``: the result of ``total + loss`` is written back into ``total``.
         left, right = text(statement.target), text(statement.value)
         roles = {"input": left, "self": left, "first": left, "other": right, "result": right, "second": right}
@@ -697,6 +739,8 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
         return None  # ``F.conv2d(out, w) / n``: the call raised, not the division
     if entered and _has_call(node):
         return None  # ``result + lora_B(lora_A(x)) * scaling`` with a frame below: a call in it raised
+    if not exact and (_inner_operation(node.left) or _inner_operation(node.right)):
+        return None
     left, right = text(node.left), text(node.right)
     op = "matmul" if isinstance(node.op, ast.MatMult) else ""
     return text(node), {"input": left, "weight": right, "self": left, "other": right}, op
@@ -705,7 +749,18 @@ def _binary(code: str, entered: bool = False) -> tuple[str, dict[str, str], str]
 # Receivers that are namespaces, not tensors: ``torch.matmul(a, b)`` is a function call, ``a.matmul(b)`` a method.
 _NAMESPACES = frozenset(
     {"torch", "F", "nn", "functional", "flash_attn", "np", "ops", "fa", "flex_attention", "dist", "distributed", "tl"}
+    # the module TorchInductor's generated code calls aten's kernels through (``extern_kernels.mm(a, b, out=buf)``)
+    | {"extern_kernels"}
 )
+
+
+def _inner_operation(node: ast.AST) -> bool:
+    """``node`` holds an operation between two operands that are no number literals (``a * b``, not ``1 - mask``):
+    one that can raise a dtype or device error of its own."""
+    return any(
+        isinstance(n, ast.BinOp) and not isinstance(n.left, ast.Constant) and not isinstance(n.right, ast.Constant)
+        for n in ast.walk(node)
+    )
 
 
 def _has_call(node: ast.AST) -> bool:
@@ -726,8 +781,8 @@ def _nested_module_call(node: ast.Call) -> bool:
     for argument in (*node.args, *(k.value for k in node.keywords)):
         for inner in ast.walk(argument):
             func = inner.func if isinstance(inner, ast.Call) else None
-            if isinstance(func, ast.Attribute) and _unparse(func.value).split(".")[0] == "self":
-                return True
+            if isinstance(func, ast.Attribute | ast.Subscript) and _unparse(func.value).split(".")[0] == "self":
+                return True  # ``self.norm1(x)``, or a module taken from a dict: ``self.lora_dropout[name](x)``
             if isinstance(func, ast.Name) and func.id not in _BUILTINS:
                 return True
     return False
@@ -766,6 +821,23 @@ def _call_node(code: str, entered: str = "") -> tuple[ast.Call, str] | None:
         node = named[0] if named else _first_call(tree)
         return (node, source) if node is not None else None
     return None
+
+
+def _indexing(code: str) -> tuple[str, str] | None:
+    """``(indexed tensor, indices)`` of the one indexing by a tensor on the line (``self.logvar[t]``); ``None`` when the
+    line indexes by a tensor twice or not at all (a constant or a slice indexes by no tensor)."""
+    try:
+        tree = ast.parse(code.strip().removeprefix("return "))
+    except (SyntaxError, ValueError):
+        return None
+    found = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Subscript)
+        and not isinstance(n.slice, ast.Constant | ast.Slice)
+        and not (isinstance(n.slice, ast.Tuple) and all(isinstance(e, ast.Constant | ast.Slice) for e in n.slice.elts))
+    ]
+    return (_unparse(found[0].value), _unparse(found[0].slice)) if len(found) == 1 else None
 
 
 def _subscript_assignment(code: str) -> tuple[str, str, str] | None:

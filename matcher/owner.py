@@ -62,8 +62,10 @@ _DISTRIBUTIONS = {
     "PIL": "pillow",
     "yaml": "pyyaml",
 }
-_INSTALLED = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[\d.]+[^\\/]*\.egg)?[\\/](?P<rest>.*)$")
-_SINGLE_MODULE = lazy_regex(r"[\\/](?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
+_INSTALLED = lazy_regex(
+    r"(?:^|[\\/])(?:site|dist)-packages[\\/](?P<pkg>[\w.-]+?)(?:-[\d.]+[^\\/]*\.egg)?[\\/](?P<rest>.*)$"
+)
+_SINGLE_MODULE = lazy_regex(r"(?:^|[\\/])(?:site|dist)-packages[\\/](?P<module>\w+)\.py$")
 _REMOTE = lazy_regex(r"[\\/]transformers_modules[\\/](?P<rest>.+)$")
 _NOTEBOOK = lazy_regex(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d+\.py)$|[\\/]ipykernel_\d+[\\/]")
 # A ComfyUI custom node (``ComfyUI/custom_nodes/ComfyUI-IPAdapter-Flux/attention_processor.py``): a third-party
