@@ -504,11 +504,13 @@ def test_a_library_assertion_that_compares_dtypes_is_read_as_a_dtype_check() -> 
 
 
 def test_please_ensure_is_a_check_word_of_the_dtype_safety_net() -> None:
-    """Real output (pytorch issue 111317, tests/blind20): FSDP's gradient assignment names two dtypes and asks to
-    "ensure" they match; no entry knows it, and it is not "no known cause"."""
+    """Real output (torch 2.13.0 CPU: ``t.grad = torch.zeros(2)`` then ``t.grad_dtype = torch.bfloat16``): a check
+    that names two dtypes and asks to "ensure" they match; no entry knows it, and it is not "no known cause". (The
+    gradient-assignment wording of pytorch issue 111317 used to be the example; DTF007 and DTF707 read it now.)"""
     message = (
-        "RuntimeError: attempting to assign a gradient with dtype 'c10::BFloat16' to a tensor with dtype 'float'."
-        " Please ensure that the gradient and the tensor have the same dtype\n"
+        "RuntimeError: Cannot set grad_dtype to 'BFloat16' because there is already a gradient with dtype 'float'."
+        " Please clear the gradient (.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches"
+        " the existing gradient's dtype.\n"
     )
     assert explain(message).matches[0].entry.id == "DTF050"
 
