@@ -466,12 +466,16 @@ def _forward_trace(incident: Incident, stack: Stack) -> ForwardTrace | None:
     return (same or traces)[-1]
 
 
+# Code that is not the user's but someone else's they run: a package's, an application's checkout, a model repository's.
+_OTHERS = frozenset({OwnerKind.PACKAGE, OwnerKind.APPLICATION, OwnerKind.REMOTE})
+
+
 def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> Site | None:
-    """The line that called a library's (or a model repository's) failing line: the innermost frame of the user's
+    """The line that called a library's (or an application's, a model repository's) failing line: the innermost frame of the user's
     own code above it; without one, the line that handed a check its value (a ``_check_…`` / ``validate…`` function
     raises on what its caller passed), else the innermost frame above that belongs to someone else (InvokeAI calling
     diffusers' UNet, one package handing another a tensor)."""
-    if site.owner.kind not in (OwnerKind.PACKAGE, OwnerKind.REMOTE):
+    if site.owner.kind not in _OTHERS:
         return None
     above = frames[:index]
     owners = [owner_of(f.file) for f in above]
@@ -484,10 +488,7 @@ def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> 
     other = [
         f
         for f, o in zip(above, owners, strict=True)
-        if o.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE)
-        and o.name != site.owner.name
-        and not _is_torch(f)
-        and not _forwards(f.code)
+        if o.kind in _OTHERS and o.name != site.owner.name and not _is_torch(f) and not _forwards(f.code)
     ]
     return _site(other[-1], incident) if other else None
 
@@ -517,11 +518,12 @@ def _outside_above(frames: list[Frame], index: int) -> int | None:
     return next((i for i in reversed(range(index)) if not _is_torch(frames[i])), None)
 
 
-_FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)$")
+_FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)\)*$")
 
 
 def _forwards(code: str) -> bool:
-    """The line is a call that hands on its caller's arguments unchanged."""
+    """The line is a call that hands on its caller's arguments unchanged, also where it converts only what comes back
+    (accelerate's ``convert_to_fp32(self.model_forward(*args, **kwargs))``)."""
     return bool(_FORWARDS.search(code.strip()))
 
 
