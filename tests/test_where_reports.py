@@ -392,3 +392,19 @@ def test_the_bench_counts_every_owner_the_where_line_names() -> None:
         words = site_words(Site("/x/a.py", 3, "f", "", Owner(kind, "ComfyUI", "", "a.py")), "en")
         own = [w for w in bench._OWNER_WORDS if w in words.replace("(not an installed package)", "")]
         assert own, (kind, words)
+
+
+def test_an_applications_version_comes_from_the_line_it_prints_at_launch() -> None:
+    """ComfyUI prints ``ComfyUI version: …`` as it starts; the Where line then names the version it runs."""
+    from dtypefix.cli.where_words import site_words
+    from dtypefix.matcher.location import Site
+    from dtypefix.matcher.packages import parse_versions
+
+    path = "/root/ComfyUI/comfy/ops.py"
+    owner = owner_of(path, parse_versions("ComfyUI version: 0.3.43\n"))
+    assert (owner.kind, owner.name, owner.version) == (OwnerKind.APPLICATION, "ComfyUI", "0.3.43")
+    words = site_words(Site(path, 156, "forward_comfy_cast_weights", "", owner), "en")
+    assert words.endswith("ComfyUI 0.3.43's own code, run from a checkout (not an installed package)")
+    assert site_words(Site(path, 156, "f", "", owner), "zh").endswith(
+        "ComfyUI 0.3.43 自己的代码（从源码目录直接运行，不是已安装的包）"
+    )
