@@ -275,7 +275,8 @@ _NAMED = frozenset({OwnerKind.PACKAGE, OwnerKind.APPLICATION, OwnerKind.REMOTE})
 
 
 def _place(site: Site) -> str:
-    """``path:line`` in backticks: the path from the package (application, model repository) down, or the file's own name."""
+    """``path:line`` in backticks: the path from the package (application, model repository) down, or the file's own
+    name."""
     owner = site.owner
     shown = owner.path if owner.kind in _NAMED and owner.path else _short(site.file)
     if owner.kind is OwnerKind.PACKAGE and owner.name and not shown.startswith(owner.name.replace("-", "_")):
