@@ -472,9 +472,10 @@ _OTHERS = frozenset({OwnerKind.PACKAGE, OwnerKind.APPLICATION, OwnerKind.REMOTE}
 
 def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> Site | None:
     """The line that called a library's (an application's, a model repository's) failing line: the innermost frame
-    of the user's own code above it; without one, the line that handed a check its value (a ``_check_…`` / ``validate…`` function
-    raises on what its caller passed), else the innermost frame above that belongs to someone else (InvokeAI calling
-    diffusers' UNet, one package handing another a tensor)."""
+    of the user's own code above it; without one, the line that handed a check its value (a ``_check_…`` /
+    ``validate…`` function raises on what its caller passed), else the innermost frame above that belongs to someone
+    else (InvokeAI calling diffusers' UNet, a custom node calling ComfyUI's code, one package handing another a
+    tensor)."""
     if site.owner.kind not in _OTHERS:
         return None
     above = frames[:index]
