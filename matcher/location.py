@@ -499,9 +499,10 @@ _CHECK = lazy_regex(r"^_*(?:check|validate|verify|assert|ensure)(?:_|$)", re.IGN
 
 def _handed(frames: list[Frame], index: int) -> bool:
     """The arguments that ``frames[index]`` hands on were given by the nearest frame outside torch above it: that
-    frame is the user's code or the same package's, or it reached the wrapper through torch's module call (a hook
-    accelerate installed on the module, called from transformers' ``self.embed_tokens(input_ids)``). Not so for
-    another package's line that calls the wrapper directly (Lightning's ``self.model.to(device)`` entering
+    frame is the user's code (or an application's, which uses the library as a user's script does) or the same
+    package's, or it reached the wrapper through torch's module call (a hook accelerate installed on the module,
+    called from transformers' ``self.embed_tokens(input_ids)``). Not so for another package's line that calls the
+    wrapper directly (Lightning's ``self.model.to(device)`` entering
     lightning_fabric's ``to``): the wrapper's own line is the one that raised."""
     above = _outside_above(frames, index)
     if above is None:
@@ -509,7 +510,7 @@ def _handed(frames: list[Frame], index: int) -> bool:
     owner, mine = owner_of(frames[above].file), owner_of(frames[index].file)
     return (
         above != index - 1
-        or owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)
+        or owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK, OwnerKind.APPLICATION)
         or (owner.kind, owner.name) == (mine.kind, mine.name)
     )
 
