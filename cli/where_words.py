@@ -75,6 +75,10 @@ _WORDS: dict[str, tuple[str, str]] = {
         "make both sides one dtype at `{site}`: `{cast}`, or run that call under `torch.autocast`.",
         "在 `{site}` 把两侧统一成一个 dtype：`{cast}`，或者把这次调用放进 `torch.autocast`。",
     ),
+    "fix.user.cast.write": (
+        "make both sides one dtype at `{site}`: `{cast}` (an in-place write: `torch.autocast` does not cast it).",
+        "在 `{site}` 把两侧统一成一个 dtype：`{cast}`（这是原地写入，`torch.autocast` 不会替它转换）。",
+    ),
     "fix.user.move": (
         "put both sides on one device at `{site}`: `{cast}`.",
         "在 `{site}` 把两侧放到同一个设备上：`{cast}`。",
@@ -84,6 +88,12 @@ _WORDS: dict[str, tuple[str, str]] = {
         "by a cast or under `torch.autocast`.",
         "这一行是你自己的代码（`{site}`）：在那里打印每个操作数的 dtype 和 device，再用显式转换或 "
         "`torch.autocast` 让它们一致。",
+    ),
+    "fix.user.generic.write": (
+        "the line is yours (`{site}`): print the dtype of both sides of the write there and cast the source to the "
+        "destination's dtype (an in-place write: `torch.autocast` does not cast it).",
+        "这一行是你自己的代码（`{site}`）：在那里打印写入两侧的 dtype，把源转换成目标的 dtype"
+        "（这是原地写入，`torch.autocast` 不会替它转换）。",
     ),
     "fix.package": (
         "the failing line is in {name}{version}, not in your code: first see whether a newer {name} fixes it "
@@ -563,10 +573,11 @@ def _first_step(location: Location, lang: str) -> str:
     cast = _cast(location)
     here = f"{_short(site.file)}:{site.line}"
     if owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK):
+        write = ".write" if location.op in _IN_PLACE_WRITES else ""
         if cast:
             device = any(o.kind == "device" for o in location.operands)
-            return _w("fix.user.move" if device else "fix.user.cast", lang, site=here, cast=cast)
-        return _w("fix.user.generic", lang, site=here)
+            return _w("fix.user.move" if device else f"fix.user.cast{write}", lang, site=here, cast=cast)
+        return _w(f"fix.user.generic{write}", lang, site=here)
     if owner.kind is OwnerKind.REMOTE:
         return _w("fix.remote", lang)
     if owner.kind in (OwnerKind.PACKAGE, OwnerKind.APPLICATION):
@@ -591,6 +602,10 @@ def _first_step(location: Location, lang: str) -> str:
         return _w(f"{key}.device" if device else key, lang, name=owner.name, version=version)
     return ""
 
+
+# Ops (census/operands.yaml `op`) whose failing form writes into an existing tensor: autocast never casts in-place
+# ops, so the first step must not offer it (`dst[idx] = src` is `index_put_`).
+_IN_PLACE_WRITES = frozenset({"index_put", "index_copy", "index_add", "masked_scatter", "put"})
 
 # Which side to convert: the data, towards the parameters (a module's weight) or the destination.
 _TOWARDS = ("weight", "others", "self", "query", "bias", "expected")

@@ -119,7 +119,7 @@ CASES: dict[str, tuple[Callable[[], object], set[str], str]] = {
     ),
     "index_put with mismatched dtypes": (
         lambda: torch.zeros(3).index_put_((torch.tensor([0]),), torch.tensor([1.0], dtype=torch.float64)),
-        {"DTF106"},
+        {"DTF714"},
         "Index put requires the source and destination dtypes match",
     ),
     "BCE with integer targets": (

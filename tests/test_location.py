@@ -174,6 +174,25 @@ def test_subscript_assignment_is_index_put() -> None:
     assert [(o.argument, o.expression) for o in location.operands] == [("destination", "buf"), ("source", "scores")]
 
 
+def test_first_step_of_an_in_place_write_does_not_offer_autocast() -> None:
+    """Autocast never casts in-place ops: for `dst[idx] = src` the first step is the cast alone, while an op that
+    autocast does cast (a matmul in the user's line) still offers it."""
+    write = locate(build_incident((RECORDINGS / "torch_index_put_dtype.log").read_text()))
+    assert write is not None
+    step = "\n".join(where_lines(write, "en"))
+    assert "`scores = scores.to(buf.dtype)` (an in-place write: `torch.autocast` does not cast it)" in step
+    assert "原地写入" in "\n".join(where_lines(write, "zh"))
+    matmul = locate(
+        build_incident(
+            '  File "/home/user/train.py", line 3, in <module>\n'
+            "    y = x @ w\n"
+            "RuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::BFloat16\n"
+        )
+    )
+    assert matmul is not None
+    assert "or run that call under `torch.autocast`" in "\n".join(where_lines(matmul, "en"))
+
+
 def test_only_torch_frames_say_so() -> None:
     text = """  File "/venv/lib/python3.12/site-packages/torch/nn/modules/conv.py", line 456, in _conv_forward
     return F.conv2d(input, weight, bias, self.stride,

@@ -119,7 +119,7 @@ CPU: list[Case] = [
     Case(
         "cpu-index-put-dtypes",
         "cpu",
-        "DTF106",
+        "DTF714",
         r"Index put requires the source and destination dtypes match",
         _F + "torch.zeros(3).index_put_((torch.tensor([0]),), torch.tensor([1.0], dtype=torch.float64))\n",
     ),
