@@ -136,6 +136,7 @@ _OWNER_WORDS = (
     "your notebook cell",
     "an installed package",
     "the model repository's own code",
+    "own code, run from a checkout",
     "inside torch",
 )
 

@@ -30,6 +30,10 @@ _WORDS: dict[str, tuple[str, str]] = {
         "{name}{version}: an installed package, not your code",
         "{name}{version}：已安装的包，不是你的代码",
     ),
+    "owner.application": (
+        "{name}{version}'s own code, run from a checkout (not an installed package)",
+        "{name}{version} 自己的代码（从源码目录直接运行，不是已安装的包）",
+    ),
     "owner.remote": (
         "the model repository's own code `{name}` (loaded with `trust_remote_code`)",
         "模型仓库自带的代码 `{name}`（通过 `trust_remote_code` 加载）",
@@ -41,6 +45,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     ),
     "caller": ("called from your code at {site}", "由你的代码 {site} 调用"),
     "caller.package": ("called from {name} at {site}", "由 {name} 的 {site} 调用"),
+    "caller.application": ("called from {name}'s own code at {site}", "由 {name} 自己的代码 {site} 调用"),
     "caller.remote": (
         "called from the model repository's code at {site}",
         "由模型仓库自带的代码 {site} 调用",
@@ -102,6 +107,20 @@ _WORDS: dict[str, tuple[str, str]] = {
         "it on one device.",
         "出错的是 {name}{version} 自己的代码，不是你的：先看升级 {name} 能否解决，或者 {name} 有没有控制放置设备"
         "的设置；在那之前让你传给它的东西都在同一个设备上。",
+    ),
+    "fix.application": (
+        "the failing line is in {name}{version}'s own code, not in yours: first update {name} (`git pull` in its "
+        "folder, or its own updater) and see whether it has a launch flag or setting for the dtype it runs in; until "
+        "then run that part in one dtype.",
+        "出错的是 {name}{version} 自己的代码，不是你的：先更新 {name}（在它的目录里 `git pull`，或者用它自带的更新"
+        "程序），再看它有没有控制运行 dtype 的启动参数或设置；在那之前让这部分在同一个 dtype 下运行。",
+    ),
+    "fix.application.device": (
+        "the failing line is in {name}{version}'s own code, not in yours: first update {name} (`git pull` in its "
+        "folder, or its own updater) and see whether it has a launch flag or setting for the device it places this "
+        "on; until then keep what you hand it on one device.",
+        "出错的是 {name}{version} 自己的代码，不是你的：先更新 {name}（在它的目录里 `git pull`，或者用它自带的更新"
+        "程序），再看它有没有控制放置设备的启动参数或设置；在那之前让你传给它的东西都在同一个设备上。",
     ),
     "fix.package.input": (
         "the failing line is in {name}{version}, but `{expression}` on {value} is what your code hands it from "
@@ -261,10 +280,15 @@ def site_words(site: Site, lang: str) -> str:
     return f"{where} — {_owner(site, lang)}"
 
 
+# Owners whose files are shown from their own folder down: a package's, an application checkout's, a model repository's.
+_NAMED = frozenset({OwnerKind.PACKAGE, OwnerKind.APPLICATION, OwnerKind.REMOTE})
+
+
 def _place(site: Site) -> str:
-    """``path:line`` in backticks: the path from the package (or model repository) down, or the file's own name."""
+    """``path:line`` in backticks: the path from the package (application, model repository) down, or the file's own
+    name."""
     owner = site.owner
-    shown = owner.path if owner.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE) and owner.path else _short(site.file)
+    shown = owner.path if owner.kind in _NAMED and owner.path else _short(site.file)
     if owner.kind is OwnerKind.PACKAGE and owner.name and not shown.startswith(owner.name.replace("-", "_")):
         shown = f"{owner.name.replace('-', '_')}/{shown}"
     return f"`{shown}:{site.line}`"
@@ -280,6 +304,9 @@ def _owner(site: Site, lang: str) -> str:
     if owner.kind is OwnerKind.PACKAGE:
         version = f" {owner.version}" if owner.version else ""
         return _w("owner.package", lang, name=owner.name, version=version)
+    if owner.kind is OwnerKind.APPLICATION:
+        version = f" {owner.version}" if owner.version else ""
+        return _w("owner.application", lang, name=owner.name, version=version)
     if owner.kind is OwnerKind.REMOTE:
         return _w("owner.remote", lang, name=owner.name)
     return _w(f"owner.{owner.kind.value}", lang)
@@ -502,11 +529,13 @@ _QUIET = frozenset({"model-dtype"})
 
 
 def _caller_words(caller: Site, lang: str) -> str:
-    """Who called the failing line, and where: the user's own line, or another package's (or the model
-    repository's) when the paste shows none of the user's frames."""
+    """Who called the failing line, and where: the user's own line, or another package's (an application's, the
+    model repository's) when the paste shows none of the user's frames."""
     owner = caller.owner
     if owner.kind is OwnerKind.PACKAGE:
         return _w("caller.package", lang, name=owner.name, site=_place(caller))
+    if owner.kind is OwnerKind.APPLICATION:
+        return _w("caller.application", lang, name=owner.name, site=_place(caller))
     site = f"`{_short(caller.file)}:{caller.line}`"
     return _w("caller.remote" if owner.kind is OwnerKind.REMOTE else "caller", lang, site=site)
 
@@ -551,7 +580,7 @@ def _first_step(location: Location, lang: str) -> str:
         return _w(f"fix.user.generic{write}", lang, site=here)
     if owner.kind is OwnerKind.REMOTE:
         return _w("fix.remote", lang)
-    if owner.kind is OwnerKind.PACKAGE:
+    if owner.kind in (OwnerKind.PACKAGE, OwnerKind.APPLICATION):
         version = f" {owner.version}" if owner.version else ""
         caller = location.caller
         moved = _moved(location)
@@ -569,7 +598,8 @@ def _first_step(location: Location, lang: str) -> str:
                 target=keep.value,
             )
         device = any(o.kind == "device" for o in location.operands)
-        return _w("fix.package.device" if device else "fix.package", lang, name=owner.name, version=version)
+        key = f"fix.{owner.kind.value}"
+        return _w(f"{key}.device" if device else key, lang, name=owner.name, version=version)
     return ""
 
 
@@ -763,7 +793,11 @@ def location_schema() -> dict[str, Any]:
                 "type": "object",
                 "required": ["kind", "name", "version", "path"],
                 "properties": {
-                    "kind": {"enum": [k.value for k in OwnerKind]},
+                    "kind": {
+                        "enum": [k.value for k in OwnerKind],
+                        "description": "application added within 1.2: an application's own code run from its git "
+                        "checkout (ComfyUI, stable-diffusion-webui), not an installed package.",
+                    },
                     "name": text,
                     "version": text,
                     "path": {"type": "string"},

@@ -466,12 +466,17 @@ def _forward_trace(incident: Incident, stack: Stack) -> ForwardTrace | None:
     return (same or traces)[-1]
 
 
+# Code that is not the user's but someone else's they run: a package's, an application's checkout, a model repository's.
+_OTHERS = frozenset({OwnerKind.PACKAGE, OwnerKind.APPLICATION, OwnerKind.REMOTE})
+
+
 def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> Site | None:
-    """The line that called a library's (or a model repository's) failing line: the innermost frame of the user's
-    own code above it; without one, the line that handed a check its value (a ``_check_…`` / ``validate…`` function
-    raises on what its caller passed), else the innermost frame above that belongs to someone else (InvokeAI calling
-    diffusers' UNet, one package handing another a tensor)."""
-    if site.owner.kind not in (OwnerKind.PACKAGE, OwnerKind.REMOTE):
+    """The line that called a library's (an application's, a model repository's) failing line: the innermost frame
+    of the user's own code above it; without one, the line that handed a check its value (a ``_check_…`` /
+    ``validate…`` function raises on what its caller passed), else the innermost frame above that belongs to someone
+    else (InvokeAI calling diffusers' UNet, a custom node calling ComfyUI's code, one package handing another a
+    tensor)."""
+    if site.owner.kind not in _OTHERS:
         return None
     above = frames[:index]
     owners = [owner_of(f.file) for f in above]
@@ -484,10 +489,7 @@ def _caller(frames: list[Frame], index: int, site: Site, incident: Incident) -> 
     other = [
         f
         for f, o in zip(above, owners, strict=True)
-        if o.kind in (OwnerKind.PACKAGE, OwnerKind.REMOTE)
-        and o.name != site.owner.name
-        and not _is_torch(f)
-        and not _forwards(f.code)
+        if o.kind in _OTHERS and o.name != site.owner.name and not _is_torch(f) and not _forwards(f.code)
     ]
     return _site(other[-1], incident) if other else None
 
@@ -497,9 +499,10 @@ _CHECK = lazy_regex(r"^_*(?:check|validate|verify|assert|ensure)(?:_|$)", re.IGN
 
 def _handed(frames: list[Frame], index: int) -> bool:
     """The arguments that ``frames[index]`` hands on were given by the nearest frame outside torch above it: that
-    frame is the user's code or the same package's, or it reached the wrapper through torch's module call (a hook
-    accelerate installed on the module, called from transformers' ``self.embed_tokens(input_ids)``). Not so for
-    another package's line that calls the wrapper directly (Lightning's ``self.model.to(device)`` entering
+    frame is the user's code (or an application's, which uses the library as a user's script does) or the same
+    package's, or it reached the wrapper through torch's module call (a hook accelerate installed on the module,
+    called from transformers' ``self.embed_tokens(input_ids)``). Not so for another package's line that calls the
+    wrapper directly (Lightning's ``self.model.to(device)`` entering
     lightning_fabric's ``to``): the wrapper's own line is the one that raised."""
     above = _outside_above(frames, index)
     if above is None:
@@ -507,7 +510,7 @@ def _handed(frames: list[Frame], index: int) -> bool:
     owner, mine = owner_of(frames[above].file), owner_of(frames[index].file)
     return (
         above != index - 1
-        or owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK)
+        or owner.kind in (OwnerKind.USER, OwnerKind.NOTEBOOK, OwnerKind.APPLICATION)
         or (owner.kind, owner.name) == (mine.kind, mine.name)
     )
 
@@ -517,11 +520,12 @@ def _outside_above(frames: list[Frame], index: int) -> int | None:
     return next((i for i in reversed(range(index)) if not _is_torch(frames[i])), None)
 
 
-_FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)$")
+_FORWARDS = lazy_regex(r"\(\*args, \*\*kwargs\)\)*$")
 
 
 def _forwards(code: str) -> bool:
-    """The line is a call that hands on its caller's arguments unchanged."""
+    """The line is a call that hands on its caller's arguments unchanged, also where it converts only what comes back
+    (accelerate's ``convert_to_fp32(self.model_forward(*args, **kwargs))``)."""
     return bool(_FORWARDS.search(code.strip()))
 
 

@@ -1,5 +1,5 @@
-"""Whose code a traceback frame is: an installed package, a model repository's remote code, a notebook cell, or the
-user's own script.
+"""Whose code a traceback frame is: an installed package, an application run from its git checkout (ComfyUI,
+stable-diffusion-webui), a model repository's remote code, a notebook cell, or the user's own script.
 
 The first fix a person should try depends on it: a cast at the line when the line is theirs, an upgrade or the
 library's own setting when it is a library's, the model revision when it is ``trust_remote_code`` code.
@@ -7,13 +7,14 @@ library's own setting when it is a library's, the model revision when it is ``tr
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from .packages import PackageVersion
-from .regex import lazy_regex
+from .regex import LazyRegex, lazy_regex
 
 __all__ = ["Owner", "OwnerKind", "owner_of"]
 
@@ -25,6 +26,9 @@ class OwnerKind(str, Enum):
     """A file outside any installed package: the user's script, or a project checkout they run."""
     PACKAGE = "package"
     """An installed package (``site-packages/<pkg>/``) or a package's source checkout (``src/<pkg>/``)."""
+    APPLICATION = "application"
+    """An application people run from its git checkout rather than install (``ComfyUI/comfy/utils.py``,
+    ``stable-diffusion-webui/modules/devices.py``): not under ``site-packages``, yet not the user's code either."""
     REMOTE = "remote"
     """A model repository's own modeling code, loaded with ``trust_remote_code`` (``transformers_modules/<model>/``)."""
     NOTEBOOK = "notebook"
@@ -40,11 +44,12 @@ class Owner:
 
     kind: OwnerKind
     name: str = ""
-    """The distribution name (``flash-attn``), the model (``Baichuan2-7B-base``), or empty."""
+    """The distribution name (``flash-attn``), the application (``ComfyUI``), the model (``Baichuan2-7B-base``), or
+    empty."""
     version: str = ""
     """The installed version when the input gave one (freeze, ``--this-env``, ``collect_env``, a banner)."""
     path: str = ""
-    """The file's path inside the package or model repository (``models/llama/modeling_llama.py``)."""
+    """The file's path inside the package, application or model repository (``models/llama/modeling_llama.py``)."""
 
 
 # Import names whose distribution is spelled differently (PEP 503 names, as :mod:`.packages` stores them).
@@ -71,6 +76,63 @@ _NOTEBOOK = lazy_regex(r"^(?:<cell>|<ipython-input-[\w-]+>|/tmp/ipykernel_\d+/\d
 # A ComfyUI custom node (``ComfyUI/custom_nodes/ComfyUI-IPAdapter-Flux/attention_processor.py``): a third-party
 # project cloned into ComfyUI, not the user's code; its fix is the node's update or its author's.
 _CUSTOM_NODE = lazy_regex(r"[\\/]custom_nodes[\\/](?P<node>[^\\/]+)[\\/](?P<rest>.+)$")
+# An extension cloned into stable-diffusion-webui (``stable-diffusion-webui/extensions/sd-webui-additional-networks/``):
+# likewise its author's project; the webui's own ``extensions-builtin/`` are the webui's code.
+_WEBUI_EXTENSION = lazy_regex(
+    r"(?:^|/)stable-diffusion-webui[^/]*/extensions/(?P<node>[^/]+)/(?P<rest>.+)$", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class _Application:
+    """An application run from its checkout, known by the checkout folder's name together with the layout inside it:
+    neither a bare ``modules/`` nor a bare ``utils.py`` says whose code a file is."""
+
+    name: str
+    pattern: LazyRegex
+    """The checkout folder and the path inside it (group ``rest``), on ``/``-separated paths."""
+
+
+def _application(name: str, folder: str, layout: str) -> _Application:
+    return _Application(name, lazy_regex(rf"(?:^|/)(?:{folder})/(?P<rest>(?:{layout}))$", re.IGNORECASE))
+
+
+_APPLICATIONS = (
+    # ComfyUI's checkout (also inside ComfyUI_windows_portable, StabilityMatrix's Packages, the desktop app's
+    # resources), and the ComfyUI-aki bundle whose folder keeps its own name.
+    _application(
+        "ComfyUI",
+        r"comfyui|comfyui-aki[\w.-]*",
+        r"(?:comfy|comfy_extras|comfy_execution|comfy_api|comfy_api_nodes)/.+"
+        r"|(?:execution|nodes|main|server|folder_paths|latent_preview|node_helpers)\.py",
+    ),
+    # Forge and reForge keep the webui's layout and add their own folders; the one-click package names the checkout
+    # ``webui`` inside ``webui_forge_cu121_torch231``.
+    _application(
+        "stable-diffusion-webui-forge",
+        r"stable-diffusion-webui-(?:re)?forge[\w.-]*|webui_forge[\w.-]*/webui",
+        r"(?:modules|modules_forge|extensions-builtin|ldm_patched|backend)/.+|(?:webui|launch)\.py",
+    ),
+    _application(
+        "stable-diffusion-webui",
+        r"stable-diffusion-webui[\w.-]*",
+        r"(?:modules|extensions-builtin)/.+|(?:webui|launch)\.py",
+    ),
+    _application(
+        "text-generation-webui",
+        r"text-generation-webui[\w.-]*",
+        r"(?:modules|extensions)/.+|(?:server|one_click)\.py",
+    ),
+    # kohya-ss/sd-scripts: its training scripts at the top, ``library/`` and ``networks/`` beside them; kohya_ss (the
+    # GUI) held them at its own top before it took sd-scripts in as a submodule.
+    _application(
+        "sd-scripts",
+        r"sd[-_]scripts[\w.-]*",
+        r"(?:library|networks)/.+|\w*train\w*\.py|fine_tune\.py",
+    ),
+    _application("kohya_ss", r"kohya_ss", r"(?:library|kohya_gui)/.+|\w*train\w*\.py"),
+    _application("OneTrainer", r"onetrainer", r"(?:modules|scripts)/.+"),
+)
 _INTERNAL = lazy_regex(r"^<(?:frozen [\w.]+|string|stdin|module)>$")
 # The launcher pip writes for a package's console script: ``Scripts\whisperx.exe\__main__.py`` on Windows,
 # ``<env>/bin/accelerate`` (no suffix) elsewhere. Its one line is ``sys.exit(main())``: nobody's code to fix, and not
@@ -126,6 +188,14 @@ def owner_of(path: str, packages: Mapping[str, PackageVersion] | None = None) ->
     node = _CUSTOM_NODE.search(normalized)
     if node:
         return Owner(OwnerKind.PACKAGE, node["node"], _version(node["node"].lower(), packages), node["rest"])
+    extension = _WEBUI_EXTENSION.search(normalized)
+    if extension:
+        name = extension["node"]
+        return Owner(OwnerKind.PACKAGE, name, _version(name.lower(), packages), extension["rest"])
+    for app in _APPLICATIONS:
+        found = app.pattern.search(normalized)
+        if found:
+            return Owner(OwnerKind.APPLICATION, app.name, _version(app.name.lower(), packages), found["rest"])
     if _STDLIB.search(path) or _stdlib_module(normalized):
         return Owner(OwnerKind.INTERNAL, "", "", normalized.rsplit("/", 1)[-1])
     for match in _folders(normalized):

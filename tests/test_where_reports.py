@@ -256,3 +256,155 @@ def test_a_gpu_that_meets_the_requirement_is_named_without_it() -> None:
         assert operands[1].short is short
         location = Location(None, False, None, "", "", op, operands, ())
         assert f"compute device ({shown})" in where_lines(location, "en", family=False)[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "inside"),
+    [
+        # paths as the dev reports print them
+        (r"D:\ComfyUI_windows_portable\ComfyUI\execution.py", "ComfyUI", "execution.py"),
+        ("/home/user/Documents/ComfyUI/comfy/ldm/ideogram4/model.py", "ComfyUI", "comfy/ldm/ideogram4/model.py"),
+        ("/ComfyUI/comfy_extras/nodes_audio.py", "ComfyUI", "comfy_extras/nodes_audio.py"),
+        (r"C:\Users\user\AppData\Roaming\StabilityMatrix\Packages\ComfyUI\comfy\ldm\flux\layers.py", "ComfyUI", None),
+        (r"E:\ComfyUI-aki-v1-2\execution.py", "ComfyUI", "execution.py"),
+        (r"C:\Users\user\stable-diffusion-webui\modules\scripts.py", "stable-diffusion-webui", "modules/scripts.py"),
+        ("/sd/stable-diffusion-webui/extensions-builtin/Lora/networks.py", "stable-diffusion-webui", None),
+        (
+            r"C:\webui_forge_cu121_torch231\webui\modules\devices.py",
+            "stable-diffusion-webui-forge",
+            "modules/devices.py",
+        ),
+        (r"J:\oobabooga_windows\text-generation-webui\modules\training.py", "text-generation-webui", None),
+        (r"F:\AI\G\text-generation-webui-main\modules\models.py", "text-generation-webui", "modules/models.py"),
+        ("/workspace/kohya_ss/sd-scripts/flux_train_network.py", "sd-scripts", "flux_train_network.py"),
+        (r"J:\aistuff\LoRA_Easy_Training_Scripts\backend\sd_scripts\train_network.py", "sd-scripts", None),
+        (r"D:\LoRA Creation\kohya_ss\library\train_util.py", "kohya_ss", "library/train_util.py"),
+        (r"D:\Stuff\OneTrainer\modules\trainer\GenericTrainer.py", "OneTrainer", "modules/trainer/GenericTrainer.py"),
+    ],
+)
+def test_an_application_run_from_its_checkout_is_its_own_code(path: str, name: str, inside: str | None) -> None:
+    owner = owner_of(path)
+    assert (owner.kind, owner.name) == (OwnerKind.APPLICATION, name)
+    assert inside is None or owner.path == inside
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        # the folder's name without the application's layout, or the layout without the folder
+        ("/home/user/ComfyUI/my_workflow_test.py", OwnerKind.USER),
+        ("/home/user/project/modules/utils.py", OwnerKind.USER),
+        (r"comfy\ops.py", OwnerKind.USER),
+        (r"E:\ai\framepack_cu126_torch26\webui\demo_gradio.py", OwnerKind.USER),
+        ("/home/user/stable-diffusion-webui/my_script.py", OwnerKind.USER),
+        # what is cloned into the application is its author's project
+        ("/root/ComfyUI/custom_nodes/ComfyUI-KJNodes/nodes/model_optimization_nodes.py", OwnerKind.PACKAGE),
+        (
+            r"C:\sd\stable-diffusion-webui\extensions\sd-webui-additional-networks\scripts\lora_compvis.py",
+            OwnerKind.PACKAGE,
+        ),
+        ("/root/ComfyUI/venv/lib/python3.11/site-packages/torch/nn/modules/conv.py", OwnerKind.PACKAGE),
+    ],
+)
+def test_an_application_is_known_by_its_folder_and_its_layout_together(path: str, kind: OwnerKind) -> None:
+    assert owner_of(path).kind is kind
+
+
+def test_a_line_of_comfyuis_own_code_gets_comfyuis_first_step() -> None:
+    """tests/blind27/ipadapterplus-183 stops in ComfyUI's ``comfy/samplers.py``: the line is ComfyUI's, not the
+    user's, so the first step is updating ComfyUI rather than a cast at a line the user does not own."""
+    report = explain(_log("blind27/ipadapterplus-183"))
+    en, zh = format_report(report, "en"), format_report(report, "zh")
+    assert _line(en, "Where") == (
+        "`comfy/samplers.py:285` in `forward` — ComfyUI's own code, run from a checkout (not an installed package)"
+    )
+    assert _line(en, "First step here").startswith(
+        "the failing line is in ComfyUI's own code, not in yours: first update ComfyUI"
+    )
+    assert "ComfyUI 自己的代码（从源码目录直接运行" in _line(zh, "出错位置")
+    assert _line(zh, "先在这里做").startswith("出错的是 ComfyUI 自己的代码，不是你的：先更新 ComfyUI")
+    assert report.location is not None
+    document = location_json(report.location)
+    jsonschema.validate(document, location_schema())
+    assert document["site"]["owner"] == {
+        "kind": "application",
+        "name": "ComfyUI",
+        "version": None,
+        "path": "comfy/samplers.py",
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "where", "caller"),
+    [
+        # ComfyUI's attention called from a custom node: the node's line is the caller
+        (
+            "blind20/instantid-97",
+            "`comfy/ldm/modules/attention.py:345` in `attention_pytorch` — ComfyUI's own code",
+            "called from ComfyUI_InstantID at `ComfyUI_InstantID/InstantID.py:161`",
+        ),
+        # a custom node called by ComfyUI's executor
+        (
+            "blind20/wanvideo-1448",
+            "`ComfyUI_WanVideoWrapper/nodes_sampler.py:2680` in `process` — ComfyUI-WanVideoWrapper",
+            "called from ComfyUI's own code at `execution.py:332`",
+        ),
+        # a webui extension called by the webui's script runner
+        (
+            "blind30b/additionalnetworks-127",
+            "`sd_webui_additional_networks/scripts/lora_compvis.py:131` in `create_network_and_apply_compvis`",
+            "called from stable-diffusion-webui's own code at `modules/scripts.py:395`",
+        ),
+        # diffusers called by sd-scripts through accelerate's wrapper, which hands its arguments on unchanged
+        (
+            "blind20/sdscripts-407",
+            "`diffusers/models/unet_2d_condition.py:375` in `forward` — diffusers",
+            "called from sd-scripts's own code at `fine_tune.py:314`",
+        ),
+    ],
+)
+def test_the_caller_of_a_line_inside_an_application_is_named_like_a_packages(
+    name: str, where: str, caller: str
+) -> None:
+    line = _line(format_report(explain(_log(name)), "en"), "Where")
+    assert line.startswith(where) and line.endswith(caller)
+
+
+def test_the_bench_counts_every_owner_the_where_line_names() -> None:
+    """bench/where_eval.py counts a Where line that says whose code the line is: each kind of owner the renderer
+    words (the interpreter's frames are never a site) has its words in the bench's list."""
+    import importlib.util
+    import sys
+
+    from dtypefix.cli.where_words import site_words
+    from dtypefix.matcher.location import Site
+    from dtypefix.matcher.owner import Owner
+
+    path = TESTS.parent / "bench" / "where_eval.py"
+    spec = importlib.util.spec_from_file_location("where_eval", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    for kind in OwnerKind:
+        if kind is OwnerKind.INTERNAL:
+            continue
+        words = site_words(Site("/x/a.py", 3, "f", "", Owner(kind, "ComfyUI", "", "a.py")), "en")
+        own = [w for w in bench._OWNER_WORDS if w in words.replace("(not an installed package)", "")]
+        assert own, (kind, words)
+
+
+def test_an_applications_version_comes_from_the_line_it_prints_at_launch() -> None:
+    """ComfyUI prints ``ComfyUI version: …`` as it starts; the Where line then names the version it runs."""
+    from dtypefix.cli.where_words import site_words
+    from dtypefix.matcher.location import Site
+    from dtypefix.matcher.packages import parse_versions
+
+    path = "/root/ComfyUI/comfy/ops.py"
+    owner = owner_of(path, parse_versions("ComfyUI version: 0.3.43\n"))
+    assert (owner.kind, owner.name, owner.version) == (OwnerKind.APPLICATION, "ComfyUI", "0.3.43")
+    words = site_words(Site(path, 156, "forward_comfy_cast_weights", "", owner), "en")
+    assert words.endswith("ComfyUI 0.3.43's own code, run from a checkout (not an installed package)")
+    assert site_words(Site(path, 156, "f", "", owner), "zh").endswith(
+        "ComfyUI 0.3.43 自己的代码（从源码目录直接运行，不是已安装的包）"
+    )
