@@ -184,7 +184,7 @@ def evaluate(case: Case, catalog: Any) -> Outcome:
         line_and_owner = f"{base}:{line}`" in where
     sides = _sides(operands)
     if case.operands or case.expressions:
-        expected = [readable_value(v.removeprefix("c10::")) for v in case.operands]
+        expected = [readable_value(v) for v in case.operands]
         values = all(re.search(rf"[ (（]{re.escape(v)}[)）, ，]", operands) for v in expected)
         shown = re.findall(r"`([^`]+)`", operands)
         expressions = all(any(e in s for s in shown) for e in case.expressions)

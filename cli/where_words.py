@@ -194,19 +194,16 @@ _DTYPES = {
     "double": "float64",
     "float64": "float64",
     "long": "int64",
-    "long long": "int64",  # C++ type names (Tensor.set_; MSVC prints __int64)
+    "long long": "int64",  # C++ type names (Tensor.set_)
     "long int": "int64",
-    "__int64": "int64",
     "int": "int32",
     "short": "int16",
     "char": "int8",
-    "signed char": "int8",
     "byte": "uint8",
     "unsigned char": "uint8",
     "uint16": "uint16",
     "uint32": "uint32",
     "uint64": "uint64",
-    "unsigned __int64": "uint64",
     "bool": "bool",
     "complexhalf": "complex32",
     "complexfloat": "complex64",
@@ -301,12 +298,9 @@ def _short(path: str) -> str:
 
 def _owner(site: Site, lang: str) -> str:
     owner = site.owner
-    if owner.kind is OwnerKind.PACKAGE:
+    if owner.kind in (OwnerKind.PACKAGE, OwnerKind.APPLICATION):
         version = f" {owner.version}" if owner.version else ""
-        return _w("owner.package", lang, name=owner.name, version=version)
-    if owner.kind is OwnerKind.APPLICATION:
-        version = f" {owner.version}" if owner.version else ""
-        return _w("owner.application", lang, name=owner.name, version=version)
+        return _w(f"owner.{owner.kind.value}", lang, name=owner.name, version=version)
     if owner.kind is OwnerKind.REMOTE:
         return _w("owner.remote", lang, name=owner.name)
     return _w(f"owner.{owner.kind.value}", lang)
@@ -532,10 +526,8 @@ def _caller_words(caller: Site, lang: str) -> str:
     """Who called the failing line, and where: the user's own line, or another package's (an application's, the
     model repository's) when the paste shows none of the user's frames."""
     owner = caller.owner
-    if owner.kind is OwnerKind.PACKAGE:
-        return _w("caller.package", lang, name=owner.name, site=_place(caller))
-    if owner.kind is OwnerKind.APPLICATION:
-        return _w("caller.application", lang, name=owner.name, site=_place(caller))
+    if owner.kind in (OwnerKind.PACKAGE, OwnerKind.APPLICATION):
+        return _w(f"caller.{owner.kind.value}", lang, name=owner.name, site=_place(caller))
     site = f"`{_short(caller.file)}:{caller.line}`"
     return _w("caller.remote" if owner.kind is OwnerKind.REMOTE else "caller", lang, site=site)
 
